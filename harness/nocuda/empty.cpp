@@ -1,0 +1,1 @@
+// Stands in for an empty room in a host-only build.
