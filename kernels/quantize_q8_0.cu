@@ -1,0 +1,46 @@
+#include "quantize_q8_0.cuh"
+
+#include <cuda_fp16.h>
+
+#include "bitgate/q8_round.hpp"
+#include "bitgate/spec.hpp"
+
+namespace bitgate::cuda {
+
+namespace {
+
+constexpr int kWarpsPerBlock = 8;
+
+// One warp per Q8_0 block, one lane per value. The maximum is order-independent and exact, so
+// the shuffle tree needs no fixed shape; the division and reciprocal are IEEE (-prec-div=true).
+__global__ void quantize_q8_0_kernel(const float* __restrict__ x, BlockQ8_0* __restrict__ y, int64_t nblocks) {
+    const int64_t b = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    if (b >= nblocks) return;  // whole warps leave together: b is uniform across a warp
+
+    const float v = x[b * QK8_0 + lane];
+    float amax = fabsf(v);
+    for (int off = 16; off > 0; off >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
+
+    const float d = amax / 127.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    y[b].qs[lane] = q8_roundf(v * id);
+    if (lane == 0) y[b].d = __half_as_ushort(__float2half_rn(d));
+}
+
+}  // namespace
+
+void quantize_q8_0(const float* x, BlockQ8_0* y, int64_t k, cudaStream_t stream) {
+    const int64_t nblocks = k / QK8_0;
+    const unsigned grid = unsigned((nblocks + kWarpsPerBlock - 1) / kWarpsPerBlock);
+    quantize_q8_0_kernel<<<grid, kWarpsPerBlock * 32, 0, stream>>>(x, y, nblocks);
+}
+
+namespace {
+BITGATE_DEVICE("quantize_q8_0", "v1", [](const Shape& s, const DeviceIo& io) {
+    quantize_q8_0(io.input<float>(0), io.output<BlockQ8_0>(0), s["k"], static_cast<cudaStream_t>(io.stream));
+    return 1;
+});
+}  // namespace
+
+}  // namespace bitgate::cuda
