@@ -1,0 +1,107 @@
+#include "proj_q8_0.cuh"
+
+#include "bitgate/spec.hpp"
+#include "proj_q8_0_impl.cuh"
+#include "quantize_q8_0.cuh"
+
+namespace bitgate::cuda {
+
+using proj_q8_0_detail::Mats;
+using proj_q8_0_detail::Sound;
+
+void proj_q8_0_v1(const BlockQ8_0* w, const BlockQ8_0* xq, float* y, int64_t n, int64_t k, cudaStream_t stream) {
+    proj_q8_0_detail::launch_v1<Sound>(w, xq, y, n, k / QK8_0, stream);
+}
+
+namespace {
+proj_q8_0_detail::Path detail_path(ProjQ8Path p) {
+    return p == ProjQ8Path::direct   ? proj_q8_0_detail::Path::direct
+           : p == ProjQ8Path::staged ? proj_q8_0_detail::Path::staged
+                                     : proj_q8_0_detail::Path::automatic;
+}
+}  // namespace
+
+void proj_q8_0_v2(const BlockQ8_0* w, const BlockQ8_0* xq, float* y, int64_t n, int64_t k, cudaStream_t stream,
+                  ProjQ8Path path) {
+    const Mats m{{w}, {y}, 1};
+    proj_q8_0_detail::launch_v2<Sound>(m, xq, n, k / QK8_0, proj_q8_0_v2_width(k / QK8_0), stream, detail_path(path));
+}
+
+void proj_q8_0_fused4(const BlockQ8_0* const w[4], const BlockQ8_0* xq, float* const y[4], int64_t n, int64_t k,
+                      cudaStream_t stream, ProjQ8Path path) {
+    const Mats m{{w[0], w[1], w[2], w[3]}, {y[0], y[1], y[2], y[3]}, 4};
+    proj_q8_0_detail::launch_v2<Sound>(m, xq, n, k / QK8_0, proj_q8_0_v2_width(k / QK8_0), stream, detail_path(path));
+}
+
+namespace {
+
+using Projection = void (*)(const BlockQ8_0*, const BlockQ8_0*, float*, int64_t, int64_t, cudaStream_t);
+
+void v2_automatic(const BlockQ8_0* w, const BlockQ8_0* xq, float* y, int64_t n, int64_t k, cudaStream_t stream) {
+    proj_q8_0_v2(w, xq, y, n, k, stream);
+}
+
+int per_call(Projection project, const float* x, const BlockQ8_0* w, float* y, int64_t n, int64_t k, int64_t g,
+             BlockQ8_0* scratch, cudaStream_t stream) {
+    const int64_t bpr = k / QK8_0;
+    for (int64_t m = 0; m < g; ++m) {
+        quantize_q8_0(x, scratch, k, stream);
+        project(w + m * n * bpr, scratch, y + m * n, n, k, stream);
+    }
+    return int(2 * g);
+}
+
+}  // namespace
+
+int proj_q8_0_per_call_v1(const float* x, const BlockQ8_0* w, float* y, int64_t n, int64_t k, int64_t g,
+                          BlockQ8_0* scratch, cudaStream_t stream) {
+    return per_call(proj_q8_0_v1, x, w, y, n, k, g, scratch, stream);
+}
+
+int proj_q8_0_per_call_v2(const float* x, const BlockQ8_0* w, float* y, int64_t n, int64_t k, int64_t g,
+                          BlockQ8_0* scratch, cudaStream_t stream) {
+    return per_call(v2_automatic, x, w, y, n, k, g, scratch, stream);
+}
+
+int proj_q8_0_hoisted(const float* x, const BlockQ8_0* w, float* y, int64_t n, int64_t k, int64_t g, BlockQ8_0* xq,
+                      cudaStream_t stream) {
+    quantize_q8_0(x, xq, k, stream);
+    for (int64_t m = 0; m < g; ++m) proj_q8_0_v2(w + m * n * (k / QK8_0), xq, y + m * n, n, k, stream);
+    return int(1 + g);
+}
+
+int proj_q8_0_hoisted_fused4(const float* x, const BlockQ8_0* w, float* y, int64_t n, int64_t k, BlockQ8_0* xq,
+                             cudaStream_t stream) {
+    const int64_t mat = n * (k / QK8_0);
+    const BlockQ8_0* ws[4] = {w, w + mat, w + 2 * mat, w + 3 * mat};
+    float* ys[4] = {y, y + n, y + 2 * n, y + 3 * n};
+    quantize_q8_0(x, xq, k, stream);
+    proj_q8_0_fused4(ws, xq, ys, n, k, stream);
+    return 2;
+}
+
+namespace {
+
+// Tensors in the spec's order: in x, w; out y; work xq (hoisted), scratch (per call).
+cudaStream_t stream_of(const DeviceIo& io) { return static_cast<cudaStream_t>(io.stream); }
+
+BITGATE_DEVICE("proj_q8_0", "v1", [](const Shape& s, const DeviceIo& io) {
+    return proj_q8_0_per_call_v1(io.input<float>(0), io.input<BlockQ8_0>(1), io.output<float>(0), s["n"], s["k"], s["g"],
+                                 io.workspace<BlockQ8_0>(1), stream_of(io));
+});
+BITGATE_DEVICE("proj_q8_0", "v2", [](const Shape& s, const DeviceIo& io) {
+    return proj_q8_0_per_call_v2(io.input<float>(0), io.input<BlockQ8_0>(1), io.output<float>(0), s["n"], s["k"], s["g"],
+                                 io.workspace<BlockQ8_0>(1), stream_of(io));
+});
+BITGATE_DEVICE("proj_q8_0", "fused4", [](const Shape& s, const DeviceIo& io) {
+    return proj_q8_0_hoisted_fused4(io.input<float>(0), io.input<BlockQ8_0>(1), io.output<float>(0), s["n"], s["k"],
+                                    io.workspace<BlockQ8_0>(0), stream_of(io));
+});
+BITGATE_DEVICE("proj_q8_0", "hoisted", [](const Shape& s, const DeviceIo& io) {
+    return proj_q8_0_hoisted(io.input<float>(0), io.input<BlockQ8_0>(1), io.output<float>(0), s["n"], s["k"], s["g"],
+                             io.workspace<BlockQ8_0>(0), stream_of(io));
+});
+
+}  // namespace
+
+}  // namespace bitgate::cuda

@@ -1,0 +1,41 @@
+// proj_q8_0: decode projection GEMV, y[n] = W[n][k] x, Q8_0 weights times a Q8_0 activation.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "bitgate/formats.hpp"
+
+namespace bitgate::cuda {
+
+// How v2 brings weights to the lanes: `direct` rebuilds words from 16-bit loads at any alignment;
+// `staged` copies 16-byte-aligned rounds of W blocks through shared memory and needs every matrix
+// 16-byte aligned and k % 256 == 0. `automatic` takes staged wherever it is allowed; staged asked
+// for where it is not allowed runs direct. Same bytes either way.
+enum class ProjQ8Path { automatic, direct, staged };
+
+// Projections of an activation already quantized to xq (k/32 blocks): one launch each.
+// w is [n][k/32] blocks; fused4 reads four such matrices and writes four y.
+void proj_q8_0_v1(const BlockQ8_0* w, const BlockQ8_0* xq, float* y, int64_t n, int64_t k, cudaStream_t stream);
+void proj_q8_0_v2(const BlockQ8_0* w, const BlockQ8_0* xq, float* y, int64_t n, int64_t k, cudaStream_t stream,
+                  ProjQ8Path path = ProjQ8Path::automatic);
+void proj_q8_0_fused4(const BlockQ8_0* const w[4], const BlockQ8_0* xq, float* const y[4], int64_t n, int64_t k,
+                      cudaStream_t stream, ProjQ8Path path = ProjQ8Path::automatic);
+
+// What a decoder calls, from the f32 activation x (k floats) and g matrices w [g][n][k/32] into
+// y [g][n]. Each returns the number of launches it enqueued.
+//
+// Per call: every matrix quantizes x into the call's own scratch and projects: 2g launches.
+int proj_q8_0_per_call_v1(const float* x, const BlockQ8_0* w, float* y, int64_t n, int64_t k, int64_t g,
+                          BlockQ8_0* scratch, cudaStream_t stream);
+int proj_q8_0_per_call_v2(const float* x, const BlockQ8_0* w, float* y, int64_t n, int64_t k, int64_t g,
+                          BlockQ8_0* scratch, cudaStream_t stream);
+// Hoisted: x is quantized once into the caller-owned xq, which every projection then reads:
+// 1 + g launches. The same quantize and the same projection as the per-call path.
+int proj_q8_0_hoisted(const float* x, const BlockQ8_0* w, float* y, int64_t n, int64_t k, int64_t g, BlockQ8_0* xq,
+                      cudaStream_t stream);
+// Hoisted and fused: x quantized once into xq, four matrices in one launch: 2 launches.
+int proj_q8_0_hoisted_fused4(const float* x, const BlockQ8_0* w, float* y, int64_t n, int64_t k, BlockQ8_0* xq,
+                             cudaStream_t stream);
+
+}  // namespace bitgate::cuda

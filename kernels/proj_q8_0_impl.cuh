@@ -1,0 +1,313 @@
+// proj_q8_0 kernels, as templates: kernels/proj_q8_0.cu instantiates the sound ones and
+// kernels/mutants/proj_q8_0_mutants.cu the deliberately defective ones, so a mutant is the real
+// kernel with one defect switched on, never a look-alike.
+//
+// Float order (kernels/include/bitgate/proj_q8_0_order.hpp): W logical threads per row, thread t
+// sums blocks t, t+W, ... with acc = fmaf((float)sumi, d_w * d_x, acc), then per logical warp the
+// xor tree 16, 8, 4, 2, 1, then warp 0 + warp 1 + ... in order.
+#pragma once
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <utility>
+
+#include "bitgate/formats.hpp"
+#include "bitgate/proj_q8_0_order.hpp"
+#include "bitgate/q8_words.hpp"
+
+namespace bitgate::cuda::proj_q8_0_detail {
+
+// Up to four matrices of one shape that share one activation.
+struct Mats {
+    const BlockQ8_0* w[4];
+    float* y[4];
+    int count;
+};
+
+// Select by value rather than index the kernel parameter, which would copy it to local memory.
+template <class T>
+__device__ __forceinline__ T pick(const T (&v)[4], int i) {
+    return i == 0 ? v[0] : i == 1 ? v[1] : i == 2 ? v[2] : v[3];
+}
+
+// The defects mutants switch on; the real kernels use Sound.
+struct Sound {
+    static constexpr bool tree_ascending = false;  // xor offsets 1, 2, 4, 8, 16 instead of 16 .. 1
+    static constexpr bool store_past_n = false;    // the ragged last CUDA block stores rows >= n
+};
+
+template <class Defect>
+__device__ __forceinline__ float warp_tree(float v) {
+    if constexpr (Defect::tree_ascending) {
+#pragma unroll
+        for (int off = 1; off < 32; off <<= 1) v = v + __shfl_xor_sync(0xffffffffu, v, off);
+    } else {
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) v = v + __shfl_xor_sync(0xffffffffu, v, off);
+    }
+    return v;
+}
+
+__device__ __forceinline__ float f16_bits_to_f32(uint16_t h) { return __half2float(__ushort_as_half(h)); }
+
+// ---------------------------------------------------------------------------------------------
+// v1: the plain kernel. 128 threads, one row per CUDA block, byte loads, scalar integer MACs.
+
+template <class Defect>
+__global__ void __launch_bounds__(128) proj_v1_kernel(const BlockQ8_0* __restrict__ w, const BlockQ8_0* __restrict__ xq,
+                                                      float* __restrict__ y, int64_t bpr) {
+    const int64_t row = blockIdx.x;
+    const int t = threadIdx.x;
+    const BlockQ8_0* wr = w + row * bpr;
+    float acc = 0.0f;
+    for (int64_t b = t; b < bpr; b += 128) {
+        int sumi = 0;
+        for (int j = 0; j < QK8_0; ++j) sumi += int(wr[b].qs[j]) * int(xq[b].qs[j]);
+        const float d = f16_bits_to_f32(wr[b].d) * f16_bits_to_f32(xq[b].d);
+        acc = fmaf(float(sumi), d, acc);
+    }
+    acc = warp_tree<Defect>(acc);
+    __shared__ float warp_sum[4];
+    if (t % 32 == 0) warp_sum[t / 32] = acc;
+    __syncthreads();
+    if (t == 0) y[row] = ((warp_sum[0] + warp_sum[1]) + warp_sum[2]) + warp_sum[3];
+}
+
+template <class Defect>
+void launch_v1(const BlockQ8_0* w, const BlockQ8_0* xq, float* y, int64_t n, int64_t bpr, cudaStream_t stream) {
+    proj_v1_kernel<Defect><<<unsigned(n), 128, 0, stream>>>(w, xq, y, bpr);
+}
+
+// ---------------------------------------------------------------------------------------------
+// v2 (and fused4: the same kernel with four matrices).
+//
+// One warp per row. The warp carries the row's NW = W/32 logical warps as NW accumulators per
+// lane: lane l is logical threads l, l+32, ..., so the per-thread order, the per-logical-warp
+// xor tree and the cross-warp order are the model's, and the cross-warp sum needs neither shared
+// memory nor a barrier. Rows (tasks) are dealt to warps round-robin over a grid sized to the
+// machine; warps are numbered warp-major so that the rows left over spread across SMs.
+//
+// The activation is read once per CUDA block into shared memory as aligned words: per block 8 qs
+// words and d_x as f32, a stride of 9 words so that 32 lanes hit 32 banks.
+//
+// Weights, two ways to the same bytes:
+// - direct: each lane rebuilds its block's words with get_int_b2 (two aligned 16-bit loads),
+//   for any alignment.
+// - staged (every matrix 16-byte aligned and bpr % 8 == 0, which is every real model but k=896):
+//   a round of W consecutive blocks of a row is W*34 bytes starting at a multiple of 16 bytes, so
+//   the warp copies it into shared memory with 16-byte cp.async, kStages rounds in flight, and
+//   each lane rebuilds its block from aligned 32-bit shared words (q8_0_block_words).
+
+constexpr int kStages = 4;
+constexpr int kActWords = 9;
+constexpr int kActBatch = 4;
+
+__host__ __device__ constexpr int stage_bytes(int nw) { return nw * 32 * int(sizeof(BlockQ8_0)) + 16; }
+
+__host__ __device__ inline size_t act_bytes(int64_t bpr) { return (size_t(bpr) * kActWords * 4 + 15) / 16 * 16; }
+
+inline size_t v2_smem_bytes(int64_t bpr, int nw, bool staged, int rows) {
+    return act_bytes(bpr) + (staged ? size_t(rows) * kStages * stage_bytes(nw) : 0);
+}
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// acc = fmaf((float)sumi, d_w * d_x, acc) for one weight block against activation block `xa`.
+__device__ __forceinline__ float accumulate(const Q8Words& wq, const uint32_t* xa, float acc) {
+    int sumi = 0;
+#pragma unroll
+    for (int j = 0; j < QK8_0 / 4; ++j) sumi = dp4a(wq.qs[j], int(xa[j]), sumi);
+    const float d = f16_bits_to_f32(wq.d) * __uint_as_float(xa[8]);
+    return fmaf(float(sumi), d, acc);
+}
+
+template <class Defect>
+__device__ __forceinline__ void finish_row(const Mats& m, int64_t q, const float (&acc)[4], int nw, int lane) {
+    float total = warp_tree<Defect>(acc[0]);
+    for (int lw = 1; lw < nw; ++lw) total = total + warp_tree<Defect>(acc[lw]);
+    if (lane == 0) pick(m.y, int(q % m.count))[q / m.count] = total;
+}
+
+template <int NW, bool kStaged, class Defect>
+__global__ void __launch_bounds__(128) proj_v2_kernel(Mats m, const BlockQ8_0* __restrict__ xq, int64_t n, int bpr) {
+    constexpr int W = NW * 32;
+    constexpr int SB = stage_bytes(NW);
+    extern __shared__ __align__(16) unsigned char smem[];
+    uint32_t* act = reinterpret_cast<uint32_t*>(smem);
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int64_t nwarps = int64_t(gridDim.x) * (blockDim.x / 32);
+    const int64_t gw = int64_t(warp) * gridDim.x + blockIdx.x;
+
+    // Task q: matrix q % count, row q / count. The defect runs the tail up to a multiple of 4
+    // rows, reading the last real row but storing past n.
+    const int64_t ntasks = Defect::store_past_n ? (n + 3) / 4 * 4 * m.count : n * m.count;
+    const int64_t my_tasks = gw < ntasks ? (ntasks - 1 - gw) / nwarps + 1 : 0;
+    const int rounds = (bpr + W - 1) / W;
+    auto weights_row = [&](int64_t q) {
+        const int64_t row = Defect::store_past_n ? min(q / m.count, n - 1) : q / m.count;
+        return pick(m.w, int(q % m.count)) + row * bpr;
+    };
+
+    unsigned char* stages = smem + act_bytes(bpr) + size_t(warp) * kStages * SB;
+    const int64_t nchunks = my_tasks * rounds;  // chunk c: task c / rounds, round c % rounds
+    auto issue = [&](int64_t c) {
+        if (c < nchunks) {
+            const int64_t q = gw + (c / rounds) * nwarps;
+            const int b0 = int(c % rounds) * W;
+            const int nvec = min(W, bpr - b0) * int(sizeof(BlockQ8_0)) / 16;
+            const unsigned char* src = reinterpret_cast<const unsigned char*>(weights_row(q) + b0);
+            unsigned char* dst = stages + (c % kStages) * SB;
+            for (int i = lane; i < nvec; i += 32) cp_async16(dst + 16 * i, src + 16 * i);
+        }
+        cp_async_commit();  // empty groups too: the wait below counts groups
+    };
+    if constexpr (kStaged) {
+#pragma unroll
+        for (int s = 0; s < kStages - 1; ++s) issue(s);  // in flight while the activation loads
+    }
+
+    // The activation, kActBatch blocks per thread at a time: all their loads are in flight
+    // before the first store, so a long row costs a couple of round trips, not one per block.
+    for (int b0 = threadIdx.x; b0 < bpr; b0 += kActBatch * blockDim.x) {
+        uint32_t v[kActBatch][kActWords];
+#pragma unroll
+        for (int i = 0; i < kActBatch; ++i) {
+            const int b = b0 + i * int(blockDim.x);
+            if (b < bpr) {
+#pragma unroll
+                for (int j = 0; j < QK8_0 / 4; ++j) v[i][j] = uint32_t(get_int_b2(xq[b].qs, j));
+                v[i][8] = __float_as_uint(f16_bits_to_f32(xq[b].d));
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < kActBatch; ++i) {
+            const int b = b0 + i * int(blockDim.x);
+            if (b < bpr) {
+#pragma unroll
+                for (int j = 0; j < kActWords; ++j) act[b * kActWords + j] = v[i][j];
+            }
+        }
+    }
+    __syncthreads();  // the only block-wide barrier: from here on warps are independent
+
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // +0.0f: see proj_q8_0_order.hpp
+    if constexpr (kStaged) {
+        for (int64_t c = 0; c < nchunks; ++c) {
+            issue(c + kStages - 1);
+            cp_async_wait<kStages - 1>();  // this lane's copies of chunk c have landed
+            __syncwarp();                  // and every lane's are visible
+            const uint32_t* st = reinterpret_cast<const uint32_t*>(stages + (c % kStages) * SB);
+            const int round = int(c % rounds);
+#pragma unroll
+            for (int lw = 0; lw < NW; ++lw) {
+                const int t = lw * 32 + lane, b = round * W + t;
+                if (b < bpr) acc[lw] = accumulate(q8_0_block_words(st, uint32_t(t) * sizeof(BlockQ8_0)), act + b * kActWords, acc[lw]);
+            }
+            __syncwarp();  // the stage is refilled by a later issue
+            if (round == rounds - 1) {
+                finish_row<Defect>(m, gw + (c / rounds) * nwarps, acc, NW, lane);
+#pragma unroll
+                for (int lw = 0; lw < 4; ++lw) acc[lw] = 0.0f;
+            }
+        }
+        cp_async_wait<0>();
+    } else {
+        for (int64_t i = 0; i < my_tasks; ++i) {
+            const int64_t q = gw + i * nwarps;
+            const BlockQ8_0* wr = weights_row(q);
+            for (int b0 = 0; b0 < bpr; b0 += W) {
+#pragma unroll
+                for (int lw = 0; lw < NW; ++lw) {
+                    const int b = b0 + lw * 32 + lane;
+                    if (b < bpr) {
+                        Q8Words wq;
+                        wq.d = wr[b].d;
+#pragma unroll
+                        for (int j = 0; j < QK8_0 / 4; ++j) wq.qs[j] = get_int_b2(wr[b].qs, j);
+                        acc[lw] = accumulate(wq, act + b * kActWords, acc[lw]);
+                    }
+                }
+            }
+            finish_row<Defect>(m, q, acc, NW, lane);
+#pragma unroll
+            for (int lw = 0; lw < 4; ++lw) acc[lw] = 0.0f;
+        }
+    }
+}
+
+inline int device_sm_count() {
+    static const int count = [] {
+        int dev = 0, sms = 0;
+        cudaGetDevice(&dev);
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+        return sms > 0 ? sms : 1;
+    }();
+    return count;
+}
+
+// Resident CUDA blocks per SM for one kernel at one block size and shared-memory size (cached:
+// the launchers are called in timing loops). Keyed by the kernel's address: every instantiation
+// has the same type.
+template <class Kernel>
+int blocks_per_sm(Kernel kernel, int threads, size_t smem) {
+    static std::mutex mu;
+    static std::map<std::tuple<const void*, int, size_t>, int> cache;
+    std::lock_guard<std::mutex> lock(mu);
+    auto [it, fresh] = cache.try_emplace({reinterpret_cast<const void*>(kernel), threads, smem}, 0);
+    if (fresh) {
+        int dev = 0, optin = 0;
+        cudaGetDevice(&dev);
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin);
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&it->second, kernel, threads, smem);
+        if (it->second < 1) it->second = 1;  // the launch then reports why it cannot run
+    }
+    return it->second;
+}
+
+template <int NW, bool kStaged, class Defect>
+void launch_v2_as(const Mats& m, const BlockQ8_0* xq, int64_t n, int64_t bpr, cudaStream_t stream) {
+    auto kernel = proj_v2_kernel<NW, kStaged, Defect>;
+    const int rows = proj_q8_0_rows_per_block(n);
+    const size_t smem = v2_smem_bytes(bpr, NW, kStaged, rows);
+    const int64_t blocks = (n * m.count + rows - 1) / rows;
+    const int64_t resident = int64_t(blocks_per_sm(kernel, rows * 32, smem)) * device_sm_count();
+    kernel<<<unsigned(std::min(blocks, resident)), rows * 32, smem, stream>>>(m, xq, n, int(bpr));
+}
+
+// How the weights reach the lanes; automatic picks staged wherever it is allowed.
+enum class Path { automatic, direct, staged };
+
+inline bool staged_ok(const Mats& m, int64_t bpr) {
+    if (bpr % 8 != 0) return false;
+    for (int i = 0; i < m.count; ++i)
+        if (reinterpret_cast<uintptr_t>(m.w[i]) % 16 != 0) return false;
+    return true;
+}
+
+// One launch with an explicit width (32, 64 or 128); the sound launcher passes v2's.
+template <class Defect>
+void launch_v2(const Mats& m, const BlockQ8_0* xq, int64_t n, int64_t bpr, int width, cudaStream_t stream,
+               Path path = Path::automatic) {
+    const bool staged = path != Path::direct && staged_ok(m, bpr);  // staged only where it is allowed
+    switch (width) {
+        case 32: return staged ? launch_v2_as<1, true, Defect>(m, xq, n, bpr, stream) : launch_v2_as<1, false, Defect>(m, xq, n, bpr, stream);
+        case 64: return staged ? launch_v2_as<2, true, Defect>(m, xq, n, bpr, stream) : launch_v2_as<2, false, Defect>(m, xq, n, bpr, stream);
+        default: return staged ? launch_v2_as<4, true, Defect>(m, xq, n, bpr, stream) : launch_v2_as<4, false, Defect>(m, xq, n, bpr, stream);
+    }
+}
+
+}  // namespace bitgate::cuda::proj_q8_0_detail

@@ -1,0 +1,95 @@
+#include "proj_f32.hpp"
+
+#include <cmath>
+#include <string>
+#include <thread>
+
+#include "bitgate/inputs.hpp"
+#include "bitgate/spec.hpp"
+
+namespace bitgate::ref {
+
+namespace {
+
+void proj_f32_rows(const float* w, const float* x, float* y, int64_t r0, int64_t r1, int64_t k) {
+    for (int64_t r = r0; r < r1; ++r) {
+        const float* wr = w + r * k;
+        float v[32], next[32];
+        for (float& a : v) a = 0.0f;
+        // Group q belongs to lane q % 32; walking q upwards walks each lane's groups upwards.
+        for (int64_t q = 0; q < k / 4; ++q) {
+            float& a = v[q % 32];
+            for (int c = 0; c < 4; ++c) a = std::fma(wr[4 * q + c], x[4 * q + c], a);
+        }
+        for (int off = 16; off > 0; off >>= 1) {
+            for (int l = 0; l < 32; ++l) next[l] = v[l] + v[l ^ off];
+            for (int l = 0; l < 32; ++l) v[l] = next[l];
+        }
+        y[r] = v[0];
+    }
+}
+
+}  // namespace
+
+void proj_f32(const float* w, const float* x, float* y, int64_t n, int64_t k) {
+    if (n * k < (int64_t(1) << 20) || n < 2) {
+        proj_f32_rows(w, x, y, 0, n, k);
+        return;
+    }
+    std::thread other(proj_f32_rows, w, x, y, n / 2, n, k);
+    proj_f32_rows(w, x, y, 0, n / 2, k);
+    other.join();
+}
+
+}  // namespace bitgate::ref
+
+namespace {
+
+using namespace bitgate;
+
+FamilySpec spec() {
+    return FamilySpec{
+        .name = "proj_f32",
+        .summary = "decode projection GEMV with f32 weights [n][k] and an f32 activation",
+        .dims = {{.name = "n", .lo = 1, .hi = 4096, .edges = {1, 2, 3, 4, 5, 1023, 1024, 1025},
+                  .doc = "rows (output features); 4 rows per CUDA block"},
+                 {.name = "k", .lo = 4, .hi = 8192, .multiple = 4, .edges = {4, 8, 124, 128, 132, 256, 4096},
+                  .doc = "input features, a multiple of 4 (float4 groups; lanes wrap at k = 128)"}},
+        .valid = [](const Shape& s) -> std::string {
+            if (s["n"] < 1 || s["n"] > (int64_t(1) << 24)) return "n must be in [1, 2^24]";
+            if (s["k"] < 4 || s["k"] % 4 != 0) return "k must be a positive multiple of 4";
+            return "";
+        },
+        .tensors =
+            {
+                {.name = "x", .role = Role::input, .elem = Elem::f32,
+                 .bytes = [](const Shape& s) { return size_t(s["k"]) * 4; },
+                 .generate = [](const Shape& s, const GenRequest& r, std::span<uint8_t> out) {
+                     inputs::fill_f32(out, r, uint64_t(s["k"]));
+                 }},
+                {.name = "w", .role = Role::input, .elem = Elem::f32,
+                 .bytes = [](const Shape& s) { return size_t(s["n"] * s["k"]) * 4; },
+                 .generate = [](const Shape& s, const GenRequest& r, std::span<uint8_t> out) {
+                     inputs::fill_f32(out, r, uint64_t(s["k"]));
+                 },
+                 .decode = [](const Shape& s, size_t off) {
+                     const int64_t i = int64_t(off / 4);
+                     return "row " + std::to_string(i / s["k"]) + " col " + std::to_string(i % s["k"]);
+                 }},
+                {.name = "y", .role = Role::output, .elem = Elem::f32,
+                 .bytes = [](const Shape& s) { return size_t(s["n"]) * 4; },
+                 .decode = [](const Shape&, size_t off) { return "row " + std::to_string(off / 4); }},
+            },
+        .profiles = {"uniform", "normal", "outliers", "ties", "zeros", "tiny", "signed_zero"},
+        .variants = {{.name = "v1",
+                      .summary = "one warp per row, 4 rows per CUDA block, float4 loads, fmaf per component, xor tree",
+                      .model = [](const Shape& s, const HostIo& io) {
+                          ref::proj_f32(io.input<float>(1), io.input<float>(0), io.output<float>(0), s["n"], s["k"]);
+                      }}},
+        .bytes_moved = [](const Shape& s) { return double(s["n"] * s["k"] + s["k"] + s["n"]) * 4.0; },
+    };
+}
+
+BITGATE_FAMILY(spec());
+
+}  // namespace
