@@ -419,8 +419,8 @@ TEST(ProjQ8Device, EveryPathMatchesTheModel) {
             // w at offset 0 (256-aligned: staged allowed) and at offset 2 (only 2-aligned: direct).
             for (size_t shift : {size_t(0), size_t(2)}) {
                 DeviceBuffer<uint8_t> w(in.w.size(), 16);
-                DeviceBuffer<float> x(size_t(c.k)), y(size_t(c.g * c.n));
-                DeviceBuffer<BlockQ8_0> xq(size_t(bpr)), scratch(size_t(bpr));
+                DeviceBuffer<float> x{size_t(c.k)}, y{size_t(c.g * c.n)};
+                DeviceBuffer<BlockQ8_0> xq{size_t(bpr)}, scratch{size_t(bpr)};
                 ASSERT_TRUE(w.p && x.p && y.p && xq.p && scratch.p);
                 const auto* wd = reinterpret_cast<const BlockQ8_0*>(w.p + shift);
                 CUDA_OK(cudaMemcpy(w.p + shift, in.w.data(), in.w.size(), cudaMemcpyHostToDevice));
@@ -464,8 +464,8 @@ TEST(ProjQ8Device, BuffersAndLaunchCounts) {
     const Inputs in(c, "uniform");
     const int64_t bpr = c.k / 32;
     DeviceBuffer<uint8_t> w(in.w.size());
-    DeviceBuffer<float> x(size_t(c.k)), y(size_t(c.g * c.n));
-    DeviceBuffer<BlockQ8_0> xq(size_t(bpr)), scratch(size_t(bpr));
+    DeviceBuffer<float> x{size_t(c.k)}, y{size_t(c.g * c.n)};
+    DeviceBuffer<BlockQ8_0> xq{size_t(bpr)}, scratch{size_t(bpr)};
     ASSERT_TRUE(w.p && x.p && y.p && xq.p && scratch.p);
     const auto* wd = reinterpret_cast<const BlockQ8_0*>(w.p);
     CUDA_OK(cudaMemcpy(w.p, in.w.data(), in.w.size(), cudaMemcpyHostToDevice));

@@ -10,9 +10,11 @@
 //
 // Why v2 may use fewer threads than v1's 128 and keep v1's bits: with bpr <= W every thread has
 // at most one block, so threads 0..bpr-1 hold the same values for any W >= bpr and the others hold
-// +0.0f. acc can never be -0.0f (it starts at +0.0f; an fma or add of exact values rounds to -0
-// only when both addends are -0), so adding those zero lanes and zero warps is exact and the sums
-// are the same bits. tests/proj_q8_0_test.cpp checks it on the host; the device claim checks it
+// +0.0f. No partial sum is ever -0.0f: acc starts at +0.0f, and in round-to-nearest an fma or an
+// add returns -0 only when both addends are -0 or a nonzero result underflows, which cannot happen
+// here (a nonzero product is at least 2^-48 = the smallest f16 scale squared, every partial sum
+// is a multiple of 2^-72 far above the f32 subnormals). So adding the idle lanes' and warps' +0
+// changes nothing, and the sums are the same bits. tests/proj_q8_0_test.cpp checks it on the host; the device claim checks it
 // on the kernels.
 #pragma once
 #include <cstdint>
