@@ -12,9 +12,9 @@
 // at most one block, so threads 0..bpr-1 hold the same values for any W >= bpr and the others hold
 // +0.0f. No partial sum is ever -0.0f: acc starts at +0.0f, and in round-to-nearest an fma or an
 // add returns -0 only when both addends are -0 or a nonzero result underflows, which cannot happen
-// here (a nonzero product is at least 2^-48 = the smallest f16 scale squared, every partial sum
-// is a multiple of 2^-72 far above the f32 subnormals). So adding the idle lanes' and warps' +0
-// changes nothing, and the sums are the same bits. tests/proj_q8_0_test.cpp checks it on the host; the device claim checks it
+// here: f16 scales are multiples of 2^-24, so d_w * d_x is exact and a multiple of 2^-48, and so
+// is every product and every rounded partial sum; nonzero ones are at least 2^-48, far above the
+// f32 subnormals. So adding the idle lanes' and warps' +0 changes nothing: the same bits. tests/proj_q8_0_test.cpp checks it on the host; the device claim checks it
 // on the kernels.
 #pragma once
 #include <cstdint>
