@@ -85,6 +85,9 @@ function(bitgate_ptx_setup)
   endforeach()
   add_custom_target(bitgate_ptx ALL DEPENDS ${kernel_ptx})
   add_dependencies(bitgate bitgate_ptx)
+  # `cmake --build B --target bitgate_lint`: the lint as a build step, failing on any finding.
+  add_custom_target(bitgate_lint COMMAND $<TARGET_FILE:bitgate> lint --ptx ${BITGATE_PTX_OUT} VERBATIM)
+  add_dependencies(bitgate_lint bitgate)
 
   # Fixtures: fastmath.cu with --use_fast_math (and none of the contract's flags, which would
   # override it), the others with the kernels' flags.

@@ -42,8 +42,8 @@ bool float_typed(const Opcode& o) {
 }
 
 // The operations whose result the contract pins: their float forms must name a rounding mode,
-// because without one PTX lets ptxas fuse a mul into a following add (PTX ISA, "add": "add.f32
-// without a rounding modifier may be optimized aggressively by the code generator").
+// because without one the PTX ISA lets the code generator fuse a mul/add sequence into an FMA
+// (what -fmad=false asks cicc not to do, but ptxas may still do to an unrounded add.f32).
 bool rounded_op(std::string_view base) {
     static constexpr std::array<std::string_view, 8> ops = {"add", "sub", "mul", "fma", "mad", "div", "sqrt", "rcp"};
     return std::find(ops.begin(), ops.end(), base) != ops.end();
@@ -290,8 +290,10 @@ LintReport lint_dir(const std::filesystem::path& dir) {
 
 LintReport lint_path(const std::filesystem::path& path) {
     std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) return lint_dir(path);
-    if (!std::filesystem::exists(path, ec)) throw BadInput(path.string() + ": no such PTX file or directory");
+    // A missing path that does not name a .ptx file is taken for a PTX directory that was never built.
+    if (std::filesystem::is_directory(path, ec) || (!std::filesystem::exists(path, ec) && path.extension() != ".ptx"))
+        return lint_dir(path);
+    if (!std::filesystem::exists(path, ec)) throw BadInput(path.string() + ": no such PTX file");
     return lint_file(path);
 }
 

@@ -34,7 +34,8 @@ LintReport lint_ptx_module(std::string_view text, std::string_view file);
 std::vector<LintFinding> lint_ptx(std::string_view text, std::string_view file);
 
 // Lints a .ptx file, or every *.ptx directly in a directory (in name order). Throws BadInput when
-// the path does not exist, cannot be read, or is a directory holding no .ptx file.
+// a .ptx file does not exist or cannot be read, and "DIR: no PTX here (built without CUDA?)" when
+// a directory is missing or holds no .ptx file.
 LintReport lint_path(const std::filesystem::path& path);
 LintReport lint_dir(const std::filesystem::path& dir);
 

@@ -223,7 +223,7 @@ TEST_F(NpyFiles, BadHeaderDicts) {
     };
     int i = 0;
     for (const auto& [dict, what] : cases) {
-        const std::string f = npy_with("h" + std::to_string(i++) + ".npy", dict, data);
+        const std::string f = npy_with(std::to_string(i++) + "h.npy", dict, data);
         expect_bad(f, what);
     }
     // The same header done right reads: the cases above fail for the reason named, not the helper.

@@ -237,8 +237,18 @@ TEST_F(PtxLintFiles, MissingOrEmptyPtxIsBadInput) {
     } catch (const BadInput& e) {
         EXPECT_EQ(std::string(e.what()), dir_.string() + ": no PTX here (built without CUDA?)");
     }
-    EXPECT_THROW(run({"--ptx", (dir_ / "absent").string()}, out), BadInput);
-    EXPECT_THROW(run({"--ptx", (dir_ / "absent.ptx").string()}, out), BadInput);
+    try {
+        run({"--ptx", (dir_ / "absent").string()}, out);
+        ADD_FAILURE() << "a missing directory was linted";
+    } catch (const BadInput& e) {
+        EXPECT_EQ(std::string(e.what()), (dir_ / "absent").string() + ": no PTX here (built without CUDA?)");
+    }
+    try {
+        run({"--ptx", (dir_ / "absent.ptx").string()}, out);
+        ADD_FAILURE() << "a missing file was linted";
+    } catch (const BadInput& e) {
+        EXPECT_EQ(std::string(e.what()), (dir_ / "absent.ptx").string() + ": no such PTX file");
+    }
 }
 
 // ---- nvcc's own output (CUDA builds) --------------------------------------------------------------
