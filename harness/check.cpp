@@ -105,6 +105,13 @@ std::vector<Result> check_group(const CaseGroup& g, const CheckOptions& o, const
     std::map<std::string, size_t> claim_first;  // claim -> index into done
 
     for (const VariantSpec* v : g.variants) {
+        if (v->mutant && !is_host_mutant(*v) && !o.device) {
+            Result r = base_result(g, *v, "device");
+            r.verdict = Verdict::skipped;
+            r.note = "device mutant: no device run";
+            results.push_back(std::move(r));
+            continue;
+        }
         const auto t0 = std::chrono::steady_clock::now();
         const std::string cov_key = f.name + "/" + v->name + " " + g.shape.str();
         const bool coverage = !covered().count(cov_key);

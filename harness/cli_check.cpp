@@ -78,7 +78,10 @@ int do_check(const CommonOpts& c) {
     const auto rs = run_check(o, [&](const Result& r) { progress.clear(); print_result(stdout, r); std::fflush(stdout); },
                               [&](size_t d, size_t n, const std::string& id) { progress(d, n, id); });
     progress.clear();
-    return finish("check", c, rs, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    const bool mutants_ok = !o.mutants || print_mutant_summary(stdout, rs);
+    const int rc = finish("check", c, rs, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (o.mutants && rs.empty()) throw BadInput("--mutants: no mutant variants are linked into this executable");
+    return mutants_ok ? rc : exit_failed;
 }
 
 // golden check: the host models' digests against the files, and no line left that no case makes.

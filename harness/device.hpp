@@ -32,7 +32,8 @@ public:
     bool guards_intact() const;
 
 private:
-    uint8_t* base_ = nullptr;
+    void* alloc_ = nullptr;
+    uint8_t* base_ = nullptr;  // the front guard
     size_t size_ = 0;
 };
 

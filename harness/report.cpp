@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -26,9 +27,9 @@ Tally tally(const std::vector<Result>& rs) {
 namespace {
 
 const char* status(const Result& r) {
-    if (!r.passed()) return "FAIL";
     if (r.verdict == Verdict::skipped) return "SKIP";
-    return r.mutant ? "CAUGHT" : "OK";
+    if (r.mutant) return r.verdict == Verdict::ok ? "MISSED" : r.passed() ? "CAUGHT" : "WRONG";
+    return r.passed() ? "OK" : "FAIL";
 }
 
 }  // namespace
@@ -39,8 +40,8 @@ void print_result(std::FILE* out, const Result& r) {
     else if (r.verdict != Verdict::ok) std::fprintf(out, "  %s", verdict_name(r.verdict));
     if (!r.note.empty() && (r.verdict != Verdict::ok)) std::fprintf(out, "  (%s)", r.note.c_str());
     std::fprintf(out, "\n");
+    if (r.verdict == Verdict::ok || r.verdict == Verdict::skipped) return;
     if (r.passed() && !r.mutant) return;
-    if (r.verdict == Verdict::ok) return;
     if (!r.origin.empty()) std::fprintf(out, "         case from %s\n", r.origin.c_str());
     for (const Difference& d : r.diffs) {
         if (d.bytes || d.elements)
@@ -50,6 +51,32 @@ void print_result(std::FILE* out, const Result& r) {
             std::fprintf(out, "         %s: %s\n", d.tensor.c_str(), verdict_name(d.verdict));
         for (const std::string& line : d.first) std::fprintf(out, "           %s\n", line.c_str());
     }
+}
+
+std::vector<MutantTally> mutant_summary(const std::vector<Result>& rs) {
+    std::vector<MutantTally> out;
+    for (const Result& r : rs) {
+        if (!r.mutant) continue;
+        const std::string name = r.family + "/" + r.variant;
+        auto it = std::find_if(out.begin(), out.end(), [&](const MutantTally& m) { return m.name == name; });
+        if (it == out.end()) it = out.insert(out.end(), MutantTally{.name = name, .expect = r.expect});
+        if (r.verdict == Verdict::skipped) ++it->skipped;
+        else if (r.verdict == Verdict::ok) ++it->missed;
+        else if (r.expect == verdict_name(r.verdict)) ++it->caught;
+        else ++it->wrong;
+    }
+    return out;
+}
+
+bool print_mutant_summary(std::FILE* out, const std::vector<Result>& rs) {
+    bool all = true;
+    for (const MutantTally& m : mutant_summary(rs)) {
+        const char* st = m.passed() ? "CAUGHT" : (m.caught + m.missed + m.wrong == 0) ? "SKIP" : "ESCAPED";
+        if (!m.passed() && m.caught + m.missed + m.wrong > 0) all = false;
+        std::fprintf(out, "mutant %-8s %-36s expected %-16s caught in %zu cases, wrong class in %zu, missed in %zu, skipped %zu\n",
+                     st, m.name.c_str(), m.expect.c_str(), m.caught, m.wrong, m.missed, m.skipped);
+    }
+    return all;
 }
 
 void print_summary(std::FILE* out, const char* verb, const std::vector<Result>& rs, double seconds) {

@@ -20,7 +20,9 @@ bool verdict_from_name(const std::string& s, Verdict& out) {
 }
 
 bool Result::passed() const {
-    if (mutant) return verdict == Verdict::skipped || expect == verdict_name(verdict);
+    // A mutant's case fails only when it is caught with the wrong class; whether it was caught at
+    // all is judged over all its cases (mutant_summary).
+    if (mutant) return verdict == Verdict::skipped || verdict == Verdict::ok || expect == verdict_name(verdict);
     return verdict == Verdict::ok || verdict == Verdict::skipped;
 }
 

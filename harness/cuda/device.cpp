@@ -38,16 +38,30 @@ std::string gpu_name() {
            std::to_string(p.multiProcessorCount) + " SMs, " + std::to_string(p.l2CacheSize >> 20) + " MiB L2";
 }
 
+// Each buffer starts at a different offset into its allocation, so two cases in a row never see
+// the same data address even when the allocator hands back the same block: state a kernel keeps
+// keyed on an address can only be met again by run C, where it is meant to be caught.
+constexpr size_t kSaltSpan = 64 * 1024, kSaltStep = 512;
+size_t next_salt() {
+    static size_t salt = 0;
+    salt = (salt + kSaltStep) % kSaltSpan;
+    return salt;
+}
+
 DeviceBuffer::DeviceBuffer(size_t bytes) : size_(bytes) {
     if (std::string why = gpu_missing(); !why.empty()) throw NoGpu(why);
-    must(cudaMalloc(&base_, bytes + 2 * kGuardBytes), "cudaMalloc");
+    must(cudaMalloc(&alloc_, bytes + 2 * kGuardBytes + kSaltSpan), "cudaMalloc");
+    base_ = static_cast<uint8_t*>(alloc_) + next_salt();
 }
 
 DeviceBuffer::~DeviceBuffer() {
-    if (base_) cudaFree(base_);
+    if (alloc_) cudaFree(alloc_);
 }
 
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept : base_(o.base_), size_(o.size_) { o.base_ = nullptr; }
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept : alloc_(o.alloc_), base_(o.base_), size_(o.size_) {
+    o.alloc_ = nullptr;
+    o.base_ = nullptr;
+}
 
 void* DeviceBuffer::data() const { return base_ + kGuardBytes; }
 

@@ -9,7 +9,7 @@ std::string gpu_name() { return ""; }
 
 DeviceBuffer::DeviceBuffer(size_t) { throw NoGpu(gpu_missing()); }
 DeviceBuffer::~DeviceBuffer() = default;
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept : base_(o.base_), size_(o.size_) {}
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept : alloc_(o.alloc_), base_(o.base_), size_(o.size_) {}
 void* DeviceBuffer::data() const { return nullptr; }
 void DeviceBuffer::fill(uint8_t) {}
 void DeviceBuffer::upload(std::span<const uint8_t>) {}
