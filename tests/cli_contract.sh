@@ -54,6 +54,18 @@ expect 2 'refuses to run under CI=true' -- env CI=true "$bg" golden regen --root
 expect 0 'lines added' -- env -u CI "$bg" golden regen --root "$tmp/root"
 expect 0 '0 failed' -- "$bg" golden check --root "$tmp/root"
 
+# run: the model's output digest for a catalog case is the golden line's digest
+want=$(grep -E '^quantize_q8_0 v1 k=896 seed=1 profile=uniform ' "$src/golden/quantize_q8_0.golden" | sed 's/.* y=//')
+expect 0 "y=?.*$want|xxh3-128 $want" -- "$bg" run --family quantize_q8_0 --variant v1 --shape k=896 --out "$tmp"
+[[ -s "$tmp/y.npy" ]] && passes=$((passes + 1)) || { echo "FAIL: run wrote no y.npy"; fails=$((fails + 1)); }
+expect 2 "no input 'w'" -- "$bg" run --family quantize_q8_0 --variant v1 --shape k=896 --input w=/dev/null --out "$tmp"
+expect 2 'impossible shape' -- "$bg" run --family quantize_q8_0 --variant v1 --shape k=33 --out "$tmp"
+
+# reports
+expect 0 '0 failed' -- "$bg" check --host-only --family quantize_q8_0 --catalog boundaries --json "$tmp/r.json" --junit "$tmp/r.xml"
+grep -q '"failed": 0' "$tmp/r.json" && grep -q '<testsuites name="bitgate check"' "$tmp/r.xml" && passes=$((passes + 1)) \
+    || { echo "FAIL: json/junit reports"; fails=$((fails + 1)); }
+
 expect 2 'expected I/N' -- "$bg" check --host-only --shard 3/2
 expect 0 '0 failed' -- "$bg" check --host-only --family quantize_q8_0 --shard 1/3
 expect 2 '' -- "$bg" check --no-such-flag
