@@ -25,7 +25,7 @@ std::vector<float> gen(size_t count, uint64_t row, const char* profile, const ch
 }
 
 std::vector<float> weights(int64_t d) {
-    std::vector<float> w(size_t(d));
+    std::vector<float> w(static_cast<size_t>(d));
     for (int64_t i = 0; i < d; ++i) w[size_t(i)] = 0.75f + float(i % 7) * 0.125f;
     return w;
 }
