@@ -94,17 +94,21 @@ std::vector<CatalogLine> read_family_catalog(const FamilySpec& f, const std::str
     std::ifstream in = open_catalog(path);
     std::vector<CatalogLine> out;
     std::string catalog = "default", text;
+    bool opt_in = false;
     for (int n = 1; std::getline(in, text); ++n) {
         const std::string where = path + ":" + std::to_string(n);
         const auto w = words(text);
         if (w.empty()) continue;
         if (w[0] == "@catalog") {
-            if (w.size() != 2) throw BadInput(where + ": expected '@catalog NAME'");
+            if (w.size() == 3 && w[2] != "opt-in") throw BadInput(where + ": expected '@catalog NAME [opt-in]'");
+            if (w.size() != 2 && w.size() != 3) throw BadInput(where + ": expected '@catalog NAME [opt-in]'");
             catalog = w[1];
+            opt_in = w.size() == 3;
             continue;
         }
         if (w[0][0] == '@') throw BadInput(where + ": unknown directive '" + w[0] + "'");
         out.push_back(parse_line(f, w, catalog, where));
+        out.back().opt_in = opt_in;
     }
     return out;
 }
@@ -152,7 +156,8 @@ std::vector<CaseGroup> expand(const CatalogLine& line, bool include_mutants) {
     for (uint64_t seed : line.seeds)
         for (const auto& p : line.profiles)
             out.push_back(CaseGroup{.family = &f, .catalog = line.catalog, .where = line.where, .shape = line.shape,
-                                    .seed = seed, .profile = p, .variants = vs});
+                                    .seed = seed, .profile = p, .variants = vs,
+                                    .opt_in = line.opt_in});
     return out;
 }
 

@@ -18,6 +18,7 @@ struct CatalogLine {
     std::vector<std::string> profiles;  // default: the family's
     std::vector<std::string> variants;  // empty: every real variant valid for the shape
     bool bench = false;
+    bool opt_in = false;                // from an `@catalog NAME opt-in` section: runs only when named
 };
 
 // One (shape, seed, profile) of a family: every variant runs on the same inputs.
@@ -29,6 +30,7 @@ struct CaseGroup {
     uint64_t seed = 1;
     std::string profile;
     std::vector<const VariantSpec*> variants;
+    bool opt_in = false;  // no golden lines are kept for opt-in catalogs
     std::string id() const;  // "quantize_q8_0 k=896 seed=1 profile=uniform"
 };
 

@@ -78,6 +78,7 @@ std::vector<CaseGroup> plan(const CheckOptions& o) {
     std::vector<CaseGroup> out;
     for (auto& l : lines) {
         if (!selected(o.catalogs, l.catalog)) continue;
+        if (l.opt_in && o.catalogs.empty()) continue;  // opt-in catalogs run only when named
         if (!o.seeds.empty()) l.seeds = o.seeds;
         for (auto& g : expand(l, o.mutants)) {
             std::vector<const VariantSpec*> vs;
@@ -127,7 +128,9 @@ std::vector<Result> check_group(const CaseGroup& g, const CheckOptions& o, const
         if (golden && o.golden) {
             const std::string key = golden_key(f, v->golden_as.empty() ? v->name : v->golden_as, g.shape, g.seed, g.profile);
             auto it = golden->lines.find(key);
-            if (it == golden->lines.end()) {
+            if (it == golden->lines.end() && g.opt_in) {
+                h.note = "opt-in catalog: no golden line kept";
+            } else if (it == golden->lines.end()) {
                 h.verdict = std::max(h.verdict, Verdict::golden_missing);
                 h.note = "no line in " + golden->path + " (run: bitgate golden regen --family " + f.name + ")";
             } else if (it->second != d) {

@@ -94,6 +94,12 @@ int do_golden(const CommonOpts& c, bool regen) {
     const std::string root = o.root.empty() ? default_root() : o.root;
     const auto t0 = std::chrono::steady_clock::now();
     const auto groups = plan(o);
+    // Read (and so validate) every golden file before the models run: a corrupt file is an
+    // error at once, not after minutes of digests.
+    std::map<std::string, GoldenFile> olds;
+    for (const FamilySpec* f : families())
+        if (c.families.empty() || std::find(c.families.begin(), c.families.end(), f->name) != c.families.end())
+            olds[f->name] = read_golden(*f, golden_path(root, f->name));
     std::map<std::string, std::vector<std::pair<std::string, Digests>>> made;  // family -> lines in plan order
     std::set<std::string> seen;
     Progress progress;
@@ -113,7 +119,7 @@ int do_golden(const CommonOpts& c, bool regen) {
         if (!c.families.empty() && !made.count(f->name) && std::find(c.families.begin(), c.families.end(), f->name) == c.families.end()) continue;
         if (c.families.empty() && !made.count(f->name)) continue;
         const std::string path = golden_path(root, f->name);
-        const GoldenFile old = read_golden(*f, path);
+        const GoldenFile& old = olds[f->name];
         const auto& lines = made[f->name];
         std::set<std::string> keys;
         for (const auto& [key, d] : lines) {

@@ -46,13 +46,13 @@ head -c 300 "$src/golden/quantize_q8_0.golden" >"$tmp/root/golden/quantize_q8_0.
 expect 2 'quantize_q8_0.golden:[0-9]+:' -- "$bg" check --host-only --root "$tmp/root"
 
 root
-expect 0 'bitgate golden check: [0-9]+ cases .* 0 failed' -- "$bg" golden check --root "$tmp/root"
+expect 0 'bitgate golden check: [0-9]+ cases .* 0 failed' -- "$bg" golden check --family quantize_q8_0 --root "$tmp/root"
 # a changed digest is a failure naming the line, not an error
 sed -i '7s/ y=\(.\)/ y=f/; 7s/ y=ff/ y=0f/' "$tmp/root/golden/quantize_q8_0.golden"
-expect 1 'golden_mismatch' -- "$bg" golden check --root "$tmp/root"
+expect 1 'golden_mismatch' -- "$bg" golden check --family quantize_q8_0 --root "$tmp/root"
 expect 2 'refuses to run under CI=true' -- env CI=true "$bg" golden regen --root "$tmp/root"
-expect 0 'lines added' -- env -u CI "$bg" golden regen --root "$tmp/root"
-expect 0 '0 failed' -- "$bg" golden check --root "$tmp/root"
+expect 0 'lines added' -- env -u CI "$bg" golden regen --family quantize_q8_0 --root "$tmp/root"
+expect 0 '0 failed' -- "$bg" golden check --family quantize_q8_0 --root "$tmp/root"
 
 # run: the model's output digest for a catalog case is the golden line's digest
 want=$(grep -E '^quantize_q8_0 v1 k=896 seed=1 profile=uniform ' "$src/golden/quantize_q8_0.golden" | sed 's/.* y=//')
