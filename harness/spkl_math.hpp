@@ -27,7 +27,7 @@ struct RowMax {
 };
 RowMax row_max(const float* x, size_t n);
 
-// log(1 + x) for x > -1, accurate near 0 (|error| <= 2 ulp, tested); log1p(0) == 0 exactly.
+// log(1 + x) for x > -1, accurate near 0 (|error| <= 3 ulp, tested); log1p(0) == 0 exactly.
 double det_log1p(double x);
 
 // One pass over a row pair, xa = a - ma and xb = b - mb (exact in double): Sa = sum exp(xa),
