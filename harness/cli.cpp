@@ -15,6 +15,7 @@ int cli_main(int argc, char** argv) {
     add_prop_verb(app, rc);
     add_run_verb(app, rc);
     add_bench_verb(app, rc);
+    add_spkl_verbs(app, rc);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -1,5 +1,4 @@
-#include "cli_spkl.hpp"
-
+// The `bitgate spkl` verbs: info, diff, kld, from-npy, to-npy, synth, bench.
 #include <CLI/CLI.hpp>
 #include <bit>
 #include <cmath>
@@ -10,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli.hpp"
 #include "errors.hpp"
 #include "spkl.hpp"
 #include "spkl_diff.hpp"

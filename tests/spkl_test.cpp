@@ -20,7 +20,7 @@
 
 #include <bitgate/f16.hpp>
 
-#include "cli_spkl.hpp"
+#include "cli.hpp"
 #include "errors.hpp"
 #include "spkl.hpp"
 #include "spkl_diff.hpp"
