@@ -2,7 +2,7 @@
 // distributions (KL(A||B) per row, top-1 agreement, perplexity and target probability).
 //
 // Both files stream through in batches of a few rows; per row only a handful of numbers are kept
-// (RowResult, about 48 bytes), so memory is a few rows of logits plus 48 bytes a row.
+// (RowResult, 56 bytes), so memory is a few rows of logits plus 56 bytes a row.
 // Determinism: each row's numbers are a pure function of that row's bytes (spkl_math.hpp) and
 // every summary is reduced serially in row order, so thread count and scheduling never show.
 #pragma once

@@ -240,6 +240,20 @@ TEST_F(SpklTest, RoundTripAllDtypes) {
     }
 }
 
+TEST_F(SpklTest, EmptyFileIsValid) {
+    Header h;
+    h.vocab = 5;
+    h.rows = 0;
+    Writer w(path("e.spkl"), h);
+    w.finish();
+    EXPECT_EQ(fs::file_size(path("e.spkl")), 64u + 16u);
+    const DiffResult r = diff(path("e.spkl"), path("e.spkl"), {});
+    EXPECT_TRUE(r.files_identical);
+    EXPECT_EQ(r.rows, 0u);
+    EXPECT_TRUE(std::isnan(r.kld_mean));
+    EXPECT_TRUE(check_file(path("e.spkl"), true).digest_ok);
+}
+
 TEST_F(SpklTest, Md5MatchesMd5sum) {
     const std::string p = write_spkl(path("m.spkl"), random_rows(1, 3, 1000, 2.0f));
     std::FILE* pipe = ::popen(("md5sum '" + p + "'").c_str(), "r");
