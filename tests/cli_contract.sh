@@ -54,6 +54,18 @@ expect 2 'refuses to run under CI=true' -- env CI=true "$bg" golden regen --root
 expect 0 'lines added' -- env -u CI "$bg" golden regen --root "$tmp/root"
 expect 0 '0 failed' -- "$bg" golden check --root "$tmp/root"
 
+# run: the model's output digest for a catalog case is the golden line's digest
+want=$(grep -E '^quantize_q8_0 v1 k=896 seed=1 profile=uniform ' "$src/golden/quantize_q8_0.golden" | sed 's/.* y=//')
+expect 0 "y=?.*$want|xxh3-128 $want" -- "$bg" run --family quantize_q8_0 --variant v1 --shape k=896 --out "$tmp"
+[[ -s "$tmp/y.npy" ]] && passes=$((passes + 1)) || { echo "FAIL: run wrote no y.npy"; fails=$((fails + 1)); }
+expect 2 "no input 'w'" -- "$bg" run --family quantize_q8_0 --variant v1 --shape k=896 --input w=/dev/null --out "$tmp"
+expect 2 'impossible shape' -- "$bg" run --family quantize_q8_0 --variant v1 --shape k=33 --out "$tmp"
+
+# reports
+expect 0 '0 failed' -- "$bg" check --host-only --family quantize_q8_0 --catalog boundaries --json "$tmp/r.json" --junit "$tmp/r.xml"
+grep -q '"failed": 0' "$tmp/r.json" && grep -q '<testsuites name="bitgate check"' "$tmp/r.xml" && passes=$((passes + 1)) \
+    || { echo "FAIL: json/junit reports"; fails=$((fails + 1)); }
+
 expect 2 'expected I/N' -- "$bg" check --host-only --shard 3/2
 expect 0 '0 failed' -- "$bg" check --host-only --family quantize_q8_0 --shard 1/3
 expect 2 '' -- "$bg" check --no-such-flag
@@ -81,6 +93,15 @@ if "$bg" list families >/dev/null 2>&1 && [[ -z "$(nvidia-smi -L 2>/dev/null)" ]
     expect 3 'a GPU is required' -- "$bg" check --device --family quantize_q8_0
     expect 3 'a GPU is required' -- "$bg" bench
 fi
+
+# The PTX lint: findings fail (1), a missing PTX directory is bad input (2). Hand-written PTX, so
+# this holds in the host-only build too.
+mkdir -p "$tmp/ptx"
+printf '.visible .entry k(.param .u64 p)\n{\n\tadd.rn.f32 %%f3, %%f1, %%f2;\n\tret;\n}\n' >"$tmp/ptx/ok.ptx"
+printf '.visible .entry bad(.param .u64 p)\n{\n\tex2.approx.ftz.f32 %%f2, %%f1;\n\tret;\n}\n' >"$tmp/bad.ptx"
+expect 0 'lint: 1 kernels in 1 files, 0 findings' -- "$bg" lint --ptx "$tmp/ptx"
+expect 1 'FAIL lint bad .*bad.ptx:3: ex2.approx.ftz.f32 %f2, %f1  \(approximation, flush-to-zero\)' -- "$bg" lint --ptx "$tmp/ptx" "$tmp/bad.ptx"
+expect 2 'no PTX here \(built without CUDA\?\)' -- "$bg" lint --ptx "$tmp/none"
 
 echo "$passes passed, $fails failed"
 [[ $fails -eq 0 ]]
