@@ -70,6 +70,25 @@ expect 2 'expected I/N' -- "$bg" check --host-only --shard 3/2
 expect 0 '0 failed' -- "$bg" check --host-only --family quantize_q8_0 --shard 1/3
 expect 2 '' -- "$bg" check --no-such-flag
 
+# spkl: md5 as md5sum prints it, exit 1 on a requested condition, exit 2 with one line on bad files
+"$bg" spkl synth "$tmp/a.spkl" --vocab 1000 --rows 7 --targets >/dev/null
+"$bg" spkl synth "$tmp/b.spkl" --vocab 1000 --rows 7 --targets --noise 0.1 >/dev/null
+expect 0 "^$(md5sum "$tmp/a.spkl" | cut -c1-32)  $tmp/a.spkl" -- "$bg" spkl diff "$tmp/a.spkl" "$tmp/b.spkl"
+expect 0 'Mean    KLD: 0 ' -- "$bg" spkl diff "$tmp/a.spkl" "$tmp/a.spkl" --require-identical --max-mean-kld 0
+expect 1 'FAIL: the files are not identical' -- "$bg" spkl diff "$tmp/a.spkl" "$tmp/b.spkl" --require-identical
+expect 1 'FAIL: mean KLD' -- "$bg" spkl kld "$tmp/a.spkl" "$tmp/b.spkl" --max-mean-kld 1e-9
+expect 0 'digest       : ok' -- "$bg" spkl info "$tmp/a.spkl"
+head -c 5000 "$tmp/a.spkl" >"$tmp/cut.spkl"
+expect 2 "error: $tmp/cut.spkl: truncated" -- "$bg" spkl diff "$tmp/a.spkl" "$tmp/cut.spkl"
+out=$("$bg" spkl diff "$tmp/a.spkl" "$tmp/cut.spkl" 2>&1 >/dev/null)
+[[ $(wc -l <<<"$out") -eq 1 ]] && passes=$((passes + 1)) || { echo "FAIL: error is not one line: $out"; fails=$((fails + 1)); }
+cp "$tmp/a.spkl" "$tmp/flip.spkl"
+printf '\x55' | dd of="$tmp/flip.spkl" bs=1 seek=2000 conv=notrunc status=none
+expect 2 "error: $tmp/flip.spkl: digest mismatch" -- "$bg" spkl info "$tmp/flip.spkl"
+expect 2 "error: $tmp/flip.spkl: digest mismatch" -- "$bg" spkl diff "$tmp/a.spkl" "$tmp/flip.spkl"
+"$bg" spkl synth "$tmp/c.spkl" --vocab 1001 --rows 7 >/dev/null
+expect 2 'vocabulary sizes differ \(1000 vs 1001\)' -- "$bg" spkl diff "$tmp/a.spkl" "$tmp/c.spkl"
+
 if "$bg" list families >/dev/null 2>&1 && [[ -z "$(nvidia-smi -L 2>/dev/null)" ]]; then
     expect 3 'a GPU is required' -- "$bg" check --device --family quantize_q8_0
     expect 3 'a GPU is required' -- "$bg" bench

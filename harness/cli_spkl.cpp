@@ -1,0 +1,350 @@
+// The `bitgate spkl` verbs: info, diff, kld, from-npy, to-npy, synth, bench.
+#include <CLI/CLI.hpp>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "errors.hpp"
+#include "spkl.hpp"
+#include "spkl_diff.hpp"
+#include "spkl_npy.hpp"
+
+namespace bitgate {
+namespace {
+
+using namespace spkl;
+
+void write_json(const std::string& path, const nlohmann::json& j) {
+    std::ofstream f(path);
+    if (!f) throw BadInput(path + ": cannot create the JSON report");
+    f << j.dump(1) << '\n';
+    if (!f) throw std::runtime_error(path + ": write failed");
+}
+
+// ---- info ---------------------------------------------------------------------------------------
+
+struct InfoArgs {
+    std::vector<std::string> files;
+    bool md5 = false;
+    std::string json;
+};
+
+int run_info(const InfoArgs& a) {
+    nlohmann::json all = nlohmann::json::array();
+    std::string first_bad;
+    for (const std::string& path : a.files) {
+        const FileCheck c = check_file(path, a.md5);
+        const Header& h = c.header;
+        if (!c.md5.empty()) std::printf("%s  %s\n", c.md5.c_str(), path.c_str());
+        std::printf("file         : %s\n", path.c_str());
+        std::printf("version      : %u\n", h.version);
+        std::printf("dtype        : %s\n", dtype_name(h.dtype));
+        std::printf("rows         : %llu\n", static_cast<unsigned long long>(h.rows));
+        std::printf("vocab        : %u\n", h.vocab);
+        std::printf("model        : \"%s\"\n", h.model.c_str());
+        std::printf("token ids    : %s\n", h.has_tokens() ? "yes" : "no");
+        std::printf("target ids   : %s\n", h.has_targets() ? "yes" : "no");
+        std::printf("bytes        : %llu (logits at %llu)\n", static_cast<unsigned long long>(c.file_size),
+                    static_cast<unsigned long long>(h.logits_offset()));
+        if (c.digest_ok)
+            std::printf("digest       : ok (xxh3-128 %s)\n", c.digest_stored.c_str());
+        else
+            std::printf("digest       : MISMATCH (stored %s, contents hash to %s)\n", c.digest_stored.c_str(),
+                        c.digest_computed.c_str());
+        if (a.files.size() > 1) std::printf("\n");
+        nlohmann::json j = {{"path", path}, {"version", h.version}, {"dtype", dtype_name(h.dtype)},
+                            {"rows", h.rows}, {"vocab", h.vocab}, {"model", h.model},
+                            {"token_ids", h.has_tokens()}, {"target_ids", h.has_targets()},
+                            {"bytes", c.file_size}, {"digest", c.digest_stored},
+                            {"digest_computed", c.digest_computed}, {"digest_ok", c.digest_ok}};
+        if (!c.md5.empty()) j["md5"] = c.md5;
+        all.push_back(j);
+        if (!c.digest_ok && first_bad.empty())
+            first_bad = path + ": digest mismatch: stored xxh3 " + c.digest_stored + ", contents hash to " +
+                        c.digest_computed;
+    }
+    if (!a.json.empty()) write_json(a.json, all.size() == 1 ? all[0] : all);
+    std::fflush(stdout);
+    if (!first_bad.empty()) throw BadInput(first_bad);
+    return 0;
+}
+
+// ---- diff / kld ---------------------------------------------------------------------------------
+
+struct DiffArgs {
+    std::string a, b, json;
+    unsigned threads = 0;
+    bool require_identical = false;
+    double max_mean_kld = -1;  // < 0: not given
+};
+
+int run_diff(const DiffArgs& a, bool md5) {
+    DiffOptions opt;
+    opt.threads = a.threads;
+    opt.md5 = md5;
+    const DiffResult r = diff(a.a, a.b, opt);
+    print_text(r, stdout);
+    int rc = 0;
+    std::vector<std::string> failed;
+    if (a.require_identical && !r.files_identical) failed.push_back("the files are not identical (--require-identical)");
+    if (a.max_mean_kld >= 0) {
+        if (r.finite_rows != r.rows)
+            failed.push_back("rows with NaN or infinite logits (--max-mean-kld)");
+        else if (!(r.kld_mean <= a.max_mean_kld))
+            failed.push_back("mean KLD " + std::to_string(r.kld_mean) + " exceeds --max-mean-kld " + std::to_string(a.max_mean_kld));
+    }
+    std::printf("\n");
+    for (const std::string& f : failed) std::printf("FAIL: %s\n", f.c_str());
+    if (!failed.empty()) rc = 1;
+    if (!a.json.empty()) {
+        nlohmann::json j = to_json(r);
+        j["failed"] = failed;
+        write_json(a.json, j);
+    }
+    std::fflush(stdout);
+    return rc;
+}
+
+// ---- from-npy / to-npy --------------------------------------------------------------------------
+
+struct FromNpyArgs {
+    std::string in, out, model, dtype, tokens, targets;
+};
+
+int run_from_npy(const FromNpyArgs& a) {
+    NpyReader r(a.in);
+    const NpyArray& arr = r.array();
+    if (arr.descr != "<f4" && arr.descr != "<f2")
+        throw BadInput(a.in + ": logits must be '<f4' or '<f2', the array is '" + arr.descr + "'");
+    if (arr.shape.size() != 2 || arr.shape[1] == 0 || arr.shape[1] > 0xffffffffu)
+        throw BadInput(a.in + ": logits must be a 2-D array (rows, vocab) with 0 < vocab < 2^32");
+    Header h;
+    h.rows = arr.shape[0];
+    h.vocab = static_cast<uint32_t>(arr.shape[1]);
+    h.model = a.model;
+    const Dtype in = arr.descr == "<f4" ? Dtype::f32 : Dtype::f16;
+    h.dtype = a.dtype.empty() ? in : parse_dtype(a.dtype);
+    std::vector<uint32_t> tokens, targets;
+    if (!a.tokens.empty()) tokens = read_npy_ids(a.tokens, h.rows, false);
+    if (!a.targets.empty()) targets = read_npy_ids(a.targets, h.rows, true);
+    Writer w(a.out, h, tokens, targets);
+    std::vector<uint8_t> raw(h.vocab * dtype_size(in));
+    std::vector<float> f32(h.vocab);
+    for (uint64_t row = 0; row < h.rows; ++row) {
+        r.read(raw.data(), raw.size());
+        if (in == h.dtype) {
+            w.write_row_raw(raw.data());
+        } else {
+            to_f32(in, raw.data(), f32.data(), h.vocab);
+            w.write_row(f32.data());
+        }
+    }
+    w.finish();
+    std::printf("%s: %llu rows x %u vocab, %s\n", a.out.c_str(), static_cast<unsigned long long>(h.rows), h.vocab,
+                dtype_name(h.dtype));
+    return 0;
+}
+
+struct ToNpyArgs {
+    std::string in, out, dtype, tokens, targets;
+};
+
+int run_to_npy(const ToNpyArgs& a) {
+    Reader r(a.in);
+    const Header& h = r.header();
+    // f32 stays f32 and f16 stays f16; bf16 (no NumPy dtype) becomes f32, exactly.
+    Dtype out = h.dtype == Dtype::f16 ? Dtype::f16 : Dtype::f32;
+    if (!a.dtype.empty()) {
+        out = parse_dtype(a.dtype);
+        if (out == Dtype::bf16) throw BadInput("--dtype bf16: NumPy has no bf16; use f32 or f16");
+        if (out == Dtype::f16 && h.dtype != Dtype::f16)
+            throw BadInput("--dtype f16: " + a.in + " holds " + dtype_name(h.dtype) + ", which f16 cannot hold exactly");
+    }
+    if (!a.tokens.empty() && !h.has_tokens()) throw BadInput(a.in + ": has no token ids (--tokens)");
+    if (!a.targets.empty() && !h.has_targets()) throw BadInput(a.in + ": has no target ids (--targets)");
+    NpyWriter w(a.out, out == Dtype::f32 ? "<f4" : "<f2", {h.rows, h.vocab});
+    std::vector<uint8_t> raw(h.row_bytes());
+    std::vector<float> f32(h.vocab);
+    while (r.read_rows(raw.data(), 1)) {
+        if (h.dtype == out) {
+            w.write(raw.data(), raw.size());
+        } else {
+            to_f32(h.dtype, raw.data(), f32.data(), h.vocab);
+            w.write(f32.data(), f32.size() * 4);
+        }
+    }
+    r.finish();  // the digest is checked before the output is kept
+    w.finish();
+    if (!a.tokens.empty()) write_npy_ids(a.tokens, r.token_ids(), false);
+    if (!a.targets.empty()) write_npy_ids(a.targets, r.target_ids(), true);
+    std::printf("%s: (%llu, %u) %s\n", a.out.c_str(), static_cast<unsigned long long>(h.rows), h.vocab,
+                out == Dtype::f32 ? "<f4" : "<f2");
+    return 0;
+}
+
+// ---- synth: deterministic synthetic logits (benchmarks, examples) ---------------------------------
+
+struct SynthArgs {
+    std::string out, model = "synthetic", dtype = "f32";
+    uint32_t vocab = 0;
+    uint64_t rows = 0, seed = 1, noise_seed = 2;
+    double noise = 0;
+    bool targets = false;
+};
+
+uint64_t mix(uint64_t x) {  // splitmix64's finaliser
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+// Uniform in [0, 1) from 24 bits of a hash: exact in float, no libm.
+float unit_hi(uint64_t h) { return static_cast<float>(h >> 40) * (1.0f / 16777216.0f); }
+float unit_lo(uint64_t h) { return static_cast<float>((h >> 16) & 0xffffff) * (1.0f / 16777216.0f); }
+
+int run_synth(const SynthArgs& a) {
+    if (a.vocab == 0 || a.rows == 0) throw BadInput("spkl synth: --vocab and --rows must be positive");
+    Header h;
+    h.vocab = a.vocab;
+    h.rows = a.rows;
+    h.dtype = parse_dtype(a.dtype);
+    h.model = a.model;
+    h.flags = a.targets ? kFlagTargets : 0;
+    std::vector<uint32_t> targets;
+    if (a.targets)
+        for (uint64_t r = 0; r < a.rows; ++r) targets.push_back(static_cast<uint32_t>(mix(a.seed ^ (r << 20)) % a.vocab));
+    Writer w(a.out, h, {}, targets);
+    std::vector<float> row(a.vocab);
+    const float noise = static_cast<float>(a.noise);
+    for (uint64_t r = 0; r < a.rows; ++r) {
+        for (uint32_t i = 0; i < a.vocab; ++i) {
+            // Roughly normal logits (sum of two uniforms), scale 6, plus a few peaked tokens per row.
+            const uint64_t k = mix(a.seed * 0x100000001b3ull ^ (r * a.vocab + i));
+            float x = (unit_hi(k) + unit_lo(k) - 1.0f) * 6.0f;
+            if ((k & 0x3fff) == 0) x += 12.0f;
+            if (noise != 0.0f) {
+                const uint64_t m = mix(a.noise_seed * 0x100000001b3ull ^ (r * a.vocab + i));
+                x += (unit_hi(m) - 0.5f) * 2.0f * noise;
+            }
+            row[i] = x;
+        }
+        w.write_row(row.data());
+    }
+    w.finish();
+    std::printf("%s: %llu rows x %u vocab, %s, %llu bytes\n", a.out.c_str(), static_cast<unsigned long long>(a.rows),
+                a.vocab, a.dtype.c_str(), static_cast<unsigned long long>(h.file_size()));
+    return 0;
+}
+
+// ---- bench: throughput of diff on two files already on disk -----------------------------------------
+
+struct BenchArgs {
+    std::string a, b;
+    unsigned threads = 0;
+    int repeat = 3;
+    bool no_md5 = false;
+};
+
+int run_bench(const BenchArgs& a) {
+    DiffOptions opt;
+    opt.threads = a.threads;
+    opt.md5 = !a.no_md5;
+    std::vector<DiffResult> runs;
+    for (int i = 0; i < a.repeat; ++i) {
+        DiffResult r = diff(a.a, a.b, opt);
+        const double pair = static_cast<double>(r.size_a + r.size_b);
+        std::printf("run %d: %.3f s, %u threads, %.0f MB/s of logits read (both files), %.0f MB/s per file, mean KLD %.18g\n",
+                    i + 1, r.seconds, r.threads, pair / r.seconds / 1e6, pair / 2 / r.seconds / 1e6, r.kld_mean);
+        r.per_row.shrink_to_fit();
+        runs.push_back(std::move(r));
+    }
+    bool same = true;
+    for (const DiffResult& r : runs) {
+        same = same && std::bit_cast<uint64_t>(r.kld_mean) == std::bit_cast<uint64_t>(runs[0].kld_mean) &&
+               r.md5_a == runs[0].md5_a && r.md5_b == runs[0].md5_b;
+        for (size_t i = 0; same && i < r.per_row.size(); ++i)
+            same = std::bit_cast<uint64_t>(r.per_row[i].kld) == std::bit_cast<uint64_t>(runs[0].per_row[i].kld) ||
+                   (std::isnan(r.per_row[i].kld) && std::isnan(runs[0].per_row[i].kld));
+    }
+    std::printf("same bits on every run: %s\n", same ? "yes" : "NO");
+    std::fflush(stdout);
+    return same ? 0 : 1;
+}
+
+}  // namespace
+
+void add_spkl_verbs(CLI::App& app, int& rc) {
+    CLI::App* spkl = app.add_subcommand("spkl", "Logits files (.spkl): info, md5 and KL-divergence comparison");
+    spkl->require_subcommand(1);
+
+    auto info = std::make_shared<InfoArgs>();
+    CLI::App* c = spkl->add_subcommand("info", "Header, rows, vocabulary and whether the digest holds");
+    c->add_option("files", info->files, ".spkl files")->required();
+    c->add_flag("--md5", info->md5, "Also print each file's md5, as md5sum does");
+    c->add_option("--json", info->json, "Write the same as JSON to this file");
+    c->callback([info, &rc] { rc = run_info(*info); });
+
+    auto add_diff = [&](const char* name, const char* what, bool md5) {
+        auto d = std::make_shared<DiffArgs>();
+        CLI::App* s = spkl->add_subcommand(name, what);
+        s->add_option("A", d->a, "reference .spkl (the P of KL(P||Q))")->required();
+        s->add_option("B", d->b, "candidate .spkl")->required();
+        s->add_option("--json", d->json, "Write everything, per-row values included, as JSON to this file");
+        s->add_option("--threads", d->threads, "Worker threads (default: all cores); results do not depend on it");
+        if (md5) s->add_flag("--require-identical", d->require_identical, "Exit 1 unless the files are byte-identical");
+        s->add_option("--max-mean-kld", d->max_mean_kld, "Exit 1 if the mean KLD exceeds this (or a row is NaN/inf)")
+            ->check(CLI::NonNegativeNumber);
+        s->callback([d, md5, &rc] { rc = run_diff(*d, md5); });
+    };
+    add_diff("diff", "md5 of both files, byte identity, top-1 agreement, KL(A||B) statistics, perplexity", true);
+    add_diff("kld", "As diff without the md5s (faster): top-1 agreement and KL(A||B) statistics", false);
+
+    auto fn = std::make_shared<FromNpyArgs>();
+    c = spkl->add_subcommand("from-npy", "Convert a rows x vocab .npy (<f4 or <f2, C order) to .spkl");
+    c->add_option("npy", fn->in, "input .npy")->required();
+    c->add_option("out", fn->out, "output .spkl")->required();
+    c->add_option("--model", fn->model, "Model identifier to record");
+    c->add_option("--dtype", fn->dtype, "Stored dtype: f32, f16 or bf16 (default: the array's)");
+    c->add_option("--tokens", fn->tokens, "1-D integer .npy of input token ids, one per row");
+    c->add_option("--targets", fn->targets, "1-D integer .npy of target ids, one per row (-1: none)");
+    c->callback([fn, &rc] { rc = run_from_npy(*fn); });
+
+    auto tn = std::make_shared<ToNpyArgs>();
+    c = spkl->add_subcommand("to-npy", "Convert a .spkl to a rows x vocab .npy (f32, or f16 for f16 files)");
+    c->add_option("spkl", tn->in, "input .spkl")->required();
+    c->add_option("out", tn->out, "output .npy")->required();
+    c->add_option("--dtype", tn->dtype, "f32 or f16 (f16 only for f16 files)");
+    c->add_option("--tokens", tn->tokens, "Also write the token ids to this .npy (<i8)");
+    c->add_option("--targets", tn->targets, "Also write the target ids to this .npy (<i8, -1: none)");
+    c->callback([tn, &rc] { rc = run_to_npy(*tn); });
+
+    auto sy = std::make_shared<SynthArgs>();
+    c = spkl->add_subcommand("synth", "Write deterministic synthetic logits (for benchmarks and examples)");
+    c->add_option("out", sy->out, "output .spkl")->required();
+    c->add_option("--vocab", sy->vocab, "Vocabulary size")->required();
+    c->add_option("--rows", sy->rows, "Rows")->required();
+    c->add_option("--seed", sy->seed, "Seed of the logits");
+    c->add_option("--noise", sy->noise, "Add uniform noise of this amplitude (a second, 'quantized' file)");
+    c->add_option("--noise-seed", sy->noise_seed, "Seed of the noise");
+    c->add_option("--dtype", sy->dtype, "f32, f16 or bf16");
+    c->add_option("--model", sy->model, "Model identifier to record");
+    c->add_flag("--targets", sy->targets, "Record pseudo-random target ids");
+    c->callback([sy, &rc] { rc = run_synth(*sy); });
+
+    auto be = std::make_shared<BenchArgs>();
+    c = spkl->add_subcommand("bench", "Time `spkl diff` on two files and check every run gives the same bits");
+    c->add_option("A", be->a, "reference .spkl")->required();
+    c->add_option("B", be->b, "candidate .spkl")->required();
+    c->add_option("--threads", be->threads, "Worker threads (default: all cores)");
+    c->add_option("--repeat", be->repeat, "Runs")->check(CLI::PositiveNumber);
+    c->add_flag("--no-md5", be->no_md5, "Time the KLD alone");
+    c->callback([be, &rc] { rc = run_bench(*be); });
+}
+
+}  // namespace bitgate
