@@ -153,6 +153,9 @@ struct FamilySpec {
     std::string ops_unit;  // e.g. "TOPS" for int8 MACs counted as 2 ops
     // Device launchers by variant name, filled by kernels/<family>.cu where CUDA is built.
     std::map<std::string, DeviceLauncher> device;
+
+    // False for an entry that only mutants or launchers have named so far.
+    bool declared() const { return !dims.empty(); }
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -1,0 +1,43 @@
+#include "cli.hpp"
+
+#include <cstdio>
+#include <exception>
+
+#include "errors.hpp"
+
+namespace bitgate {
+
+int cli_main(int argc, char** argv) {
+    CLI::App app{"bitgate: bit-identity gate for quantized LLM-inference kernels"};
+    app.require_subcommand(1);
+    int rc = exit_ok;
+    add_check_verbs(app, rc);
+    add_prop_verb(app, rc);
+    add_run_verb(app, rc);
+    add_bench_verb(app, rc);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e);
+        return exit_bad_input;
+    } catch (const BadInput& e) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "bitgate: error: %s\n", e.what());
+        return exit_bad_input;
+    } catch (const NoGpu& e) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "bitgate: a GPU is required: %s\n", e.what());
+        return exit_no_gpu;
+    } catch (const std::exception& e) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "bitgate: internal error: %s\n", e.what());
+        return exit_internal;
+    }
+    return rc;
+}
+
+}  // namespace bitgate

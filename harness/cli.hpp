@@ -1,0 +1,16 @@
+// The `bitgate` command line. Each verb group lives in its own file and adds itself here.
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace bitgate {
+
+int cli_main(int argc, char** argv);
+
+// Verb groups. Each adds a subcommand whose callback sets `rc` (0 held, 1 failed); bad input is
+// thrown as BadInput, a missing GPU as NoGpu.
+void add_check_verbs(CLI::App& app, int& rc);   // check, golden, list
+void add_prop_verb(CLI::App& app, int& rc);     // prop
+void add_run_verb(CLI::App& app, int& rc);      // run
+void add_bench_verb(CLI::App& app, int& rc);    // bench
+
+}  // namespace bitgate

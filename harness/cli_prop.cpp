@@ -1,0 +1,135 @@
+// Verb: prop. RapidCheck searches a family's shape space (its Dim ranges and edges, seeds and
+// profiles); a failure is shrunk and printed as a catalog line for shapes/regressions.shapes.
+#include <rapidcheck.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+
+#include "catalog.hpp"
+#include "check.hpp"
+#include "cli.hpp"
+#include "device.hpp"
+#include "errors.hpp"
+#include "registry.hpp"
+#include "report.hpp"
+
+namespace bitgate {
+
+namespace {
+
+struct PropOpts {
+    std::vector<std::string> families, variants;
+    size_t count = 100;
+    uint64_t seed = 0;
+    bool device = false, host_only = false, append = false, verbose = false;
+    std::string root;
+};
+
+rc::Gen<int64_t> dim_gen(const Dim& d) {
+    const int64_t m = d.multiple > 0 ? d.multiple : 1;
+    const int64_t lo = (d.lo + m - 1) / m, hi = d.hi / m;
+    auto uniform = rc::gen::map(rc::gen::inRange<int64_t>(lo, hi + 1), [m](int64_t x) { return x * m; });
+    if (d.edges.empty()) return uniform;
+    return rc::gen::weightedOneOf<int64_t>({{3, uniform}, {1, rc::gen::elementOf(d.edges)}});
+}
+
+int prop_family(const FamilySpec& f, const PropOpts& p, bool device, size_t& shapes, std::vector<Result>& failures) {
+    CheckOptions o{.variants = p.variants, .device = device, .golden = false};
+    std::string last_line;
+    std::vector<Result> last_fail;
+    size_t runs = 0;
+    const auto real = real_variants(f);
+    const bool ok = rc::check(f.name + " over generated shapes", [&] {
+        Shape s;
+        for (const Dim& d : f.dims) {
+            s.names.push_back(d.name);
+            s.values.push_back(*dim_gen(d).as(d.name));
+        }
+        RC_PRE(shape_problem(f, nullptr, s).empty());
+        const uint64_t seed = *rc::gen::inRange<uint64_t>(1, 1u << 20).as("seed");
+        const std::string profile = *rc::gen::elementOf(f.profiles).as("profile");
+        CaseGroup g{.family = &f, .catalog = "prop", .where = "prop", .shape = s, .seed = seed, .profile = profile};
+        for (const VariantSpec* v : real)
+            if ((p.variants.empty() || std::find(p.variants.begin(), p.variants.end(), v->name) != p.variants.end()) &&
+                shape_problem(f, v, s).empty())
+                g.variants.push_back(v);
+        RC_PRE(!g.variants.empty());
+        ++runs;
+        const auto rs = check_group(g, o, nullptr);
+        std::vector<Result> bad;
+        for (const Result& r : rs)
+            if (!r.passed()) bad.push_back(r);
+        if (p.verbose)
+            for (const Result& r : rs) print_result(stdout, r);
+        if (!bad.empty()) {
+            last_line = catalog_line(f, s, seed, profile);
+            last_fail = bad;
+            RC_FAIL(last_line + ": " + verdict_name(bad.front().verdict));
+        }
+    });
+    shapes += runs;
+    if (ok) {
+        std::printf("prop %s: %zu generated cases held (%s)\n", f.name.c_str(), runs, device ? "host models and device" : "host models");
+        return exit_ok;
+    }
+    std::printf("prop %s: FAILED; shrunk counterexample:\n", f.name.c_str());
+    for (const Result& r : last_fail) print_result(stdout, r);
+    std::printf("  catalog line: %s\n", last_line.c_str());
+    std::printf("  replay:       bitgate prop --family %s --seed %llu --count %zu%s\n", f.name.c_str(),
+                static_cast<unsigned long long>(p.seed), p.count, device ? " --device" : "");
+    if (p.append) {
+        const std::string path = (p.root.empty() ? default_root() : p.root) + "/shapes/regressions.shapes";
+        std::ofstream out(path, std::ios::app);
+        if (!out) throw BadInput(path + ": cannot append the counterexample");
+        out << last_line << "\n";
+        std::printf("  appended to %s\n", path.c_str());
+    } else {
+        std::printf("  (re-run with --append to add it to shapes/regressions.shapes, which every check runs first)\n");
+    }
+    for (auto& r : last_fail) failures.push_back(r);
+    return exit_failed;
+}
+
+int do_prop(PropOpts& p) {
+    if (p.device && p.host_only) throw BadInput("--device and --host-only exclude each other");
+    const std::string missing = gpu_missing();
+    if (p.device && !missing.empty()) throw NoGpu(missing);
+    const bool device = !p.host_only && missing.empty();
+    if (p.count == 0 || p.count > 1000000) throw BadInput("--count must be between 1 and 1000000");
+    if (p.seed == 0) p.seed = static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) % 1000000007ull;
+    // RapidCheck reads its configuration once, from the environment. max_size stays <= 100.
+    const std::string params = "seed=" + std::to_string(p.seed) + " max_success=" + std::to_string(p.count) +
+                               " max_size=100 max_discard_ratio=50 verbose_progress=0 verbose_shrinking=0";
+    setenv("RC_PARAMS", params.c_str(), 1);
+    std::printf("prop: seed %llu, %zu cases per family, %s\n", static_cast<unsigned long long>(p.seed), p.count,
+                device ? ("device " + gpu_name()).c_str() : "host models only");
+    std::vector<const FamilySpec*> fams;
+    if (p.families.empty()) fams = families();
+    else for (const auto& n : p.families) fams.push_back(&family(n));
+    int rc = exit_ok;
+    size_t shapes = 0;
+    std::vector<Result> failures;
+    for (const FamilySpec* f : fams) rc = std::max(rc, prop_family(*f, p, device, shapes, failures));
+    std::printf("bitgate prop: %zu generated cases over %zu families: %s\n", shapes, fams.size(), rc ? "FAILED" : "all held");
+    return rc;
+}
+
+}  // namespace
+
+void add_prop_verb(CLI::App& app, int& rc) {
+    static PropOpts p;
+    auto* c = app.add_subcommand("prop", "property search over generated shapes, with shrinking");
+    c->add_option("--family", p.families, "families (default: all)")->delimiter(',');
+    c->add_option("--variant", p.variants, "variants (default: all)")->delimiter(',');
+    c->add_option("--count", p.count, "generated cases per family (default 100)");
+    c->add_option("--seed", p.seed, "RapidCheck seed (printed; default from the clock)");
+    c->add_flag("--device", p.device, "require a GPU and diff every generated case on it");
+    c->add_flag("--host-only", p.host_only, "host models only (coverage and claims)");
+    c->add_flag("--append", p.append, "append a shrunk counterexample to shapes/regressions.shapes");
+    c->add_flag("--verbose", p.verbose, "print every case");
+    c->add_option("--root", p.root, "directory holding shapes/");
+    c->callback([&rc] { rc = do_prop(p); });
+}
+
+}  // namespace bitgate

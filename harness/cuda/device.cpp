@@ -1,0 +1,106 @@
+#include "device.hpp"
+
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+
+#include "errors.hpp"
+#include "host_run.hpp"
+
+namespace bitgate {
+
+namespace {
+bool g_lost = false;
+
+void must(cudaError_t e, const char* what) {
+    if (e != cudaSuccess) {
+        if (e == cudaErrorIllegalAddress || e == cudaErrorLaunchFailure || e == cudaErrorMisalignedAddress ||
+            e == cudaErrorIllegalInstruction || e == cudaErrorHardwareStackError)
+            g_lost = true;
+        throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+    }
+}
+}  // namespace
+
+std::string gpu_missing() {
+    int n = 0;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) return std::string("no usable CUDA device (") + cudaGetErrorString(e) + ")";
+    if (n == 0) return "no CUDA device";
+    return "";
+}
+
+std::string gpu_name() {
+    if (!gpu_missing().empty()) return "";
+    cudaDeviceProp p{};
+    if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) return "";
+    return std::string(p.name) + ", sm_" + std::to_string(p.major) + std::to_string(p.minor) + ", " +
+           std::to_string(p.multiProcessorCount) + " SMs, " + std::to_string(p.l2CacheSize >> 20) + " MiB L2";
+}
+
+// Each buffer starts at a different offset into its allocation, so two cases in a row never see
+// the same data address even when the allocator hands back the same block: state a kernel keeps
+// keyed on an address can only be met again by run C, where it is meant to be caught.
+constexpr size_t kSaltSpan = 64 * 1024, kSaltStep = 512;
+size_t next_salt() {
+    static size_t salt = 0;
+    salt = (salt + kSaltStep) % kSaltSpan;
+    return salt;
+}
+
+DeviceBuffer::DeviceBuffer(size_t bytes) : size_(bytes) {
+    if (std::string why = gpu_missing(); !why.empty()) throw NoGpu(why);
+    must(cudaMalloc(&alloc_, bytes + 2 * kGuardBytes + kSaltSpan), "cudaMalloc");
+    base_ = static_cast<uint8_t*>(alloc_) + next_salt();
+}
+
+DeviceBuffer::~DeviceBuffer() {
+    if (alloc_) cudaFree(alloc_);
+}
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept : alloc_(o.alloc_), base_(o.base_), size_(o.size_) {
+    o.alloc_ = nullptr;
+    o.base_ = nullptr;
+}
+
+void* DeviceBuffer::data() const { return base_ + kGuardBytes; }
+
+void DeviceBuffer::fill(uint8_t b) {
+    must(cudaMemset(base_, kGuard, kGuardBytes), "cudaMemset");
+    must(cudaMemset(base_ + kGuardBytes, b, size_), "cudaMemset");
+    must(cudaMemset(base_ + kGuardBytes + size_, kGuard, kGuardBytes), "cudaMemset");
+}
+
+void DeviceBuffer::upload(std::span<const uint8_t> bytes) {
+    must(cudaMemcpy(data(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice), "cudaMemcpy to device");
+}
+
+std::vector<uint8_t> DeviceBuffer::download() const {
+    std::vector<uint8_t> out(size_);
+    must(cudaMemcpy(out.data(), data(), size_, cudaMemcpyDeviceToHost), "cudaMemcpy from device");
+    return out;
+}
+
+bool DeviceBuffer::guards_intact() const {
+    std::vector<uint8_t> g(kGuardBytes);
+    for (const uint8_t* p : {base_, base_ + kGuardBytes + size_}) {
+        must(cudaMemcpy(g.data(), p, kGuardBytes, cudaMemcpyDeviceToHost), "cudaMemcpy from device");
+        for (uint8_t x : g)
+            if (x != kGuard) return false;
+    }
+    return true;
+}
+
+std::string device_sync() {
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();
+    if (e == cudaSuccess) return "";
+    if (e == cudaErrorIllegalAddress || e == cudaErrorLaunchFailure || e == cudaErrorMisalignedAddress ||
+        e == cudaErrorIllegalInstruction || e == cudaErrorHardwareStackError)
+        g_lost = true;
+    return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+}
+
+bool device_lost() { return g_lost; }
+
+}  // namespace bitgate

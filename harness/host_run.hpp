@@ -1,0 +1,36 @@
+// Inputs for a case, and host-model runs in guarded, poisoned buffers.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bitgate/spec.hpp"
+#include "verdict.hpp"
+
+namespace bitgate {
+
+using Bytes = std::vector<uint8_t>;
+
+// Guard and poison patterns shared by host and device runs.
+inline constexpr size_t kGuardBytes = 256;
+inline constexpr uint8_t kGuard = 0xE7, kPoisonA = 0xA5, kPoisonB = 0x5A;
+
+std::vector<size_t> tensor_bytes(const FamilySpec& f, const Shape& s, Role role);
+std::vector<const TensorSpec*> tensors_of(const FamilySpec& f, Role role);
+
+// The input tensors of a case, in declared order: a pure function of (seed, profile, name, shape).
+std::vector<Bytes> make_inputs(const FamilySpec& f, const Shape& s, uint64_t seed, const std::string& profile);
+// The seed of run C (new inputs at the same addresses).
+uint64_t reuse_seed(uint64_t seed);
+
+struct ModelRun {
+    std::vector<Bytes> out;
+    Verdict verdict = Verdict::ok;
+    std::vector<Difference> problems;  // unwritten bytes, guard or input damage
+};
+
+// Runs the variant's model once with outputs poisoned A; with `coverage`, again with poison B,
+// and reports every byte the model did not write. Guards and inputs are checked either way.
+ModelRun run_model(const FamilySpec& f, const VariantSpec& v, const Shape& s, const std::vector<Bytes>& in, bool coverage);
+
+}  // namespace bitgate

@@ -1,0 +1,24 @@
+// Lookups over the families registered at start-up (kernels/include/bitgate/spec.hpp).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "bitgate/spec.hpp"
+
+namespace bitgate {
+
+// Families in name order. Mutant variants are included only where a mutant target is linked.
+std::vector<const FamilySpec*> families();
+// Throws BadInput naming the known families when `name` is not one.
+const FamilySpec& family(const std::string& name);
+const VariantSpec& variant(const FamilySpec& f, const std::string& name);
+// Variants that are not mutants, in declaration order.
+std::vector<const VariantSpec*> real_variants(const FamilySpec& f);
+// Parse "k=896 n=12" against the family's dims; throws BadInput(where + ": ...") on a bad token,
+// a missing or unknown dimension, or a shape the family rejects.
+Shape parse_shape(const FamilySpec& f, const std::vector<std::string>& tokens, const std::string& where);
+// "" when valid for the family and the variant, else why not.
+std::string shape_problem(const FamilySpec& f, const VariantSpec* v, const Shape& s);
+const TensorSpec* tensor(const FamilySpec& f, const std::string& name);
+
+}  // namespace bitgate

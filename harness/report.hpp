@@ -1,0 +1,43 @@
+// Reports: one console line per case with its failures decoded below it, a summary, and the
+// same results as JSON and JUnit XML for tools and CI.
+#pragma once
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "verdict.hpp"
+
+namespace bitgate {
+
+struct Tally {
+    size_t total = 0, ok = 0, failed = 0, skipped = 0, host = 0, device = 0;
+};
+
+Tally tally(const std::vector<Result>& rs);
+// "OK   host   quantize_q8_0/v1 k=896 seed=1 profile=uniform", and for a failure the verdict, the
+// differing bytes per output and the first differences decoded.
+void print_result(std::FILE* out, const Result& r);
+// Mutants are judged over all their cases: caught with their class at least once, never with
+// another class.
+struct MutantTally {
+    std::string name, expect;
+    size_t caught = 0, missed = 0, wrong = 0, skipped = 0;
+    bool passed() const { return caught > 0 && wrong == 0; }
+};
+std::vector<MutantTally> mutant_summary(const std::vector<Result>& rs);
+// Prints one line per mutant; false when one escaped (ran somewhere and was never caught right).
+bool print_mutant_summary(std::FILE* out, const std::vector<Result>& rs);
+
+void print_summary(std::FILE* out, const char* verb, const std::vector<Result>& rs, double seconds);
+void write_json(const std::string& path, const char* verb, const std::vector<Result>& rs, double seconds);
+void write_junit(const std::string& path, const char* verb, const std::vector<Result>& rs, double seconds);
+
+// Progress on a terminal (stderr), nothing when stderr is not one or CI is set.
+struct Progress {
+    bool on;
+    Progress();
+    void operator()(size_t done, size_t total, const std::string& current) const;
+    void clear() const;
+};
+
+}  // namespace bitgate

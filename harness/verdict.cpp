@@ -1,0 +1,29 @@
+#include "verdict.hpp"
+
+namespace bitgate {
+
+namespace {
+constexpr const char* kNames[] = {"ok", "skipped", "stale_on_reuse", "value_mismatch", "claim_mismatch",
+                                  "golden_missing", "golden_mismatch", "unwritten", "input_modified",
+                                  "out_of_bounds", "launch_error"};
+}
+
+const char* verdict_name(Verdict v) { return kNames[static_cast<int>(v)]; }
+
+bool verdict_from_name(const std::string& s, Verdict& out) {
+    for (int i = 0; i < static_cast<int>(std::size(kNames)); ++i)
+        if (s == kNames[i]) {
+            out = static_cast<Verdict>(i);
+            return true;
+        }
+    return false;
+}
+
+bool Result::passed() const {
+    // A mutant's case fails only when it is caught with the wrong class; whether it was caught at
+    // all is judged over all its cases (mutant_summary).
+    if (mutant) return verdict == Verdict::skipped || verdict == Verdict::ok || expect == verdict_name(verdict);
+    return verdict == Verdict::ok || verdict == Verdict::skipped;
+}
+
+}  // namespace bitgate

@@ -1,0 +1,49 @@
+// What a check concludes, per output and per case.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace bitgate {
+
+// Ordered from "nothing wrong" to "most fundamental": a case reports its worst.
+enum class Verdict {
+    ok,
+    skipped,          // not run here (no launcher, host-only build, ...); never a failure
+    stale_on_reuse,   // run C (same addresses, new inputs) differs from the model of the new inputs
+    value_mismatch,   // bytes differ from the host model
+    claim_mismatch,   // variants that claim identity differ
+    golden_missing,   // no golden line for the case
+    golden_mismatch,  // the host model's digest differs from the golden line
+    unwritten,        // bytes the kernel (or model) never wrote: runs A and B disagree
+    input_modified,   // an input changed
+    out_of_bounds,    // a guard zone changed
+    launch_error,     // the launch or the synchronisation failed
+};
+
+const char* verdict_name(Verdict v);
+bool verdict_from_name(const std::string& s, Verdict& out);
+
+struct Difference {
+    std::string tensor;
+    Verdict verdict = Verdict::ok;
+    size_t bytes = 0;                 // differing bytes
+    size_t elements = 0;              // differing elements (Q8_0: blocks)
+    std::vector<std::string> first;   // the first differences, decoded
+};
+
+struct Result {
+    std::string family, variant, where, catalog, origin;  // where: host | device; origin: file:line
+    std::string case_id;                                   // "family/variant dims seed= profile="
+    Verdict verdict = Verdict::ok;
+    std::vector<Difference> diffs;
+    std::string note;
+    bool mutant = false;
+    std::string expect;  // mutants: the verdict they must produce
+    double ms = 0;
+
+    // A mutant passes when caught with its class; anything else when ok or skipped.
+    bool passed() const;
+};
+
+}  // namespace bitgate

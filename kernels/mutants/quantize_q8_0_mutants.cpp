@@ -1,0 +1,44 @@
+// Defective quantize_q8_0 variants the engine must catch, each with the verdict it must give.
+// Device mutants keep the correct model (the kernel is what is wrong); the host mutant has a
+// wrong model and must fail against the real variant's golden lines.
+#include <cmath>
+
+#include "bitgate/f16.hpp"
+#include "bitgate/spec.hpp"
+#include "quantize_q8_0.hpp"
+
+namespace {
+
+using namespace bitgate;
+
+void correct_model(const Shape& s, const HostIo& io) {
+    ref::quantize_q8_0(io.input<float>(0), io.output<BlockQ8_0>(0), s["k"]);
+}
+
+// rintf (ties to even) where ggml uses roundf (ties away): differs only on exact ties.
+void rintf_model(const Shape& s, const HostIo& io) {
+    const float* x = io.input<float>(0);
+    BlockQ8_0* y = io.output<BlockQ8_0>(0);
+    for (int64_t b = 0; b < s["k"] / QK8_0; ++b) {
+        float amax = 0.0f;
+        for (int j = 0; j < QK8_0; ++j) amax = std::fmax(amax, std::fabs(x[b * QK8_0 + j]));
+        const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[b].d = f32_to_f16_rn(d);
+        for (int j = 0; j < QK8_0; ++j) y[b].qs[j] = static_cast<int8_t>(std::rint(x[b * QK8_0 + j] * id));
+    }
+}
+
+VariantSpec device_mutant(const char* name, const char* expect, const char* what) {
+    return VariantSpec{.name = name, .summary = what, .model = correct_model, .mutant = true, .expect = expect, .golden_as = "v1"};
+}
+
+BITGATE_VARIANT("quantize_q8_0", device_mutant("m_skip_last", "unwritten", "never writes the last Q8_0 block"));
+BITGATE_VARIANT("quantize_q8_0", device_mutant("m_past_end", "out_of_bounds", "writes one block past the end of y"));
+BITGATE_VARIANT("quantize_q8_0", device_mutant("m_rintf", "value_mismatch", "rounds with rintf instead of roundf (seen on ties)"));
+BITGATE_VARIANT("quantize_q8_0", device_mutant("m_writes_input", "input_modified", "scribbles on its input x"));
+BITGATE_VARIANT("quantize_q8_0", device_mutant("m_cached", "stale_on_reuse", "caches its result keyed on the input pointer"));
+BITGATE_VARIANT("quantize_q8_0", (VariantSpec{.name = "m_model_rintf", .summary = "host model rounding with rintf",
+                                              .model = rintf_model, .mutant = true, .expect = "golden_mismatch",
+                                              .golden_as = "v1"}));
+
+}  // namespace
