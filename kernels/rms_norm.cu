@@ -1,0 +1,88 @@
+#include "rms_norm.cuh"
+
+#include "bitgate/pad40.hpp"
+#include "bitgate/spec.hpp"
+#include "pad40_quant.cuh"
+#include "quantize_pad40_t.cuh"
+#include "rms_norm_common.cuh"
+
+namespace bitgate::cuda {
+
+namespace {
+
+// One warp per row, 8 rows per block: the sum of squares, then y from a second read of the row
+// (from L1/L2: the row was just read).
+__global__ void rms_norm_f32_kernel(const float4* __restrict__ x, const float4* __restrict__ w,
+                                    float4* __restrict__ y, int64_t n, int64_t d) {
+    const int lane = threadIdx.x % 32;
+    const int64_t row = int64_t(blockIdx.x) * kRmsRowsPerBlock + threadIdx.x / 32;
+    if (row >= n) return;  // whole warps leave together
+    const int64_t groups = d / 4;
+    const float4* xr = x + row * groups;
+    const float scale = rms_scale(rms_row_sumsq(xr, groups, lane), d);
+    for (int64_t g = lane; g < groups; g += 32) y[row * groups + g] = rms_apply(xr[g], scale, w[g]);
+}
+
+// Phase 1: warp r of the block computes the scale of row row0 + r into shared memory.
+// Barrier. Phase 2: all 256 threads walk the block's 8 rows (contiguous in memory) as one flat
+// range of 4-value words, normalize, write y and quantize into the planes. Rows past n (the
+// 64-padded tail) get zeros in both planes and no y. The grid covers the padded token count.
+__global__ void rms_norm_quant_f32_t_kernel(const float4* __restrict__ x, const float4* __restrict__ w,
+                                            float4* __restrict__ y, int64_t n, int64_t d,
+                                            uint8_t* __restrict__ qs, uint32_t* __restrict__ sda) {
+    __shared__ float s_scale[kRmsRowsPerBlock];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int64_t row0 = int64_t(blockIdx.x) * kRmsRowsPerBlock;
+    const int64_t groups = d / 4, nchunk = d / kPad40Chunk;
+    if (row0 + warp < n) {
+        const float scale = rms_scale(rms_row_sumsq(x + (row0 + warp) * groups, groups, lane), d);
+        if (lane == 0) s_scale[warp] = scale;
+    }
+    __syncthreads();
+
+    const int64_t words = kRmsRowsPerBlock * groups;  // a multiple of 64: whole 8-lane groups
+    for (int64_t base = 0; base < words; base += kRmsThreads) {  // uniform trip count: shuffles stay full
+        const int64_t i = base + threadIdx.x;
+        const bool in = i < words;
+        const int64_t r = in ? i / groups : 0, g = in ? i % groups : 0, row = row0 + r;
+        float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        if (in && row < n) {
+            v = rms_apply(x[row * groups + g], s_scale[r], w[g]);
+            y[row * groups + g] = v;
+        }
+        pad40_quantize_store(v, row, g / kPad40Words, nchunk, in, qs, sda);
+    }
+}
+
+}  // namespace
+
+void rms_norm_f32(const float* x, const float* w, float* y, int64_t n, int64_t d, cudaStream_t stream) {
+    const unsigned blocks = unsigned((n + kRmsRowsPerBlock - 1) / kRmsRowsPerBlock);
+    rms_norm_f32_kernel<<<blocks, kRmsThreads, 0, stream>>>(reinterpret_cast<const float4*>(x),
+                                                            reinterpret_cast<const float4*>(w),
+                                                            reinterpret_cast<float4*>(y), n, d);
+}
+
+void rms_norm_quant_f32_t(const float* x, const float* w, float* y, int64_t n, int64_t d, uint8_t* qs,
+                          uint32_t* sda, cudaStream_t stream) {
+    const unsigned blocks = unsigned(pad40_tokens(n) / kRmsRowsPerBlock);
+    rms_norm_quant_f32_t_kernel<<<blocks, kRmsThreads, 0, stream>>>(
+        reinterpret_cast<const float4*>(x), reinterpret_cast<const float4*>(w), reinterpret_cast<float4*>(y), n,
+        d, qs, sda);
+}
+
+namespace {
+BITGATE_DEVICE("rms_norm", "unfused", [](const Shape& s, const DeviceIo& io) {
+    const auto stream = static_cast<cudaStream_t>(io.stream);
+    rms_norm_f32(io.input<float>(0), io.input<float>(1), io.output<float>(0), s["n"], s["d"], stream);
+    quantize_pad40_t(io.output<float>(0), s["n"], s["d"], io.output<uint8_t>(1), io.output<uint32_t>(2), stream);
+    return 2;
+});
+BITGATE_DEVICE("rms_norm", "fused", [](const Shape& s, const DeviceIo& io) {
+    rms_norm_quant_f32_t(io.input<float>(0), io.input<float>(1), io.output<float>(0), s["n"], s["d"],
+                         io.output<uint8_t>(1), io.output<uint32_t>(2), static_cast<cudaStream_t>(io.stream));
+    return 1;
+});
+}  // namespace
+
+}  // namespace bitgate::cuda

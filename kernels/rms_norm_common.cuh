@@ -1,0 +1,34 @@
+// The row reduction both rms_norm kernels share, and the mutants reuse.
+#pragma once
+#include <cstdint>
+
+namespace bitgate::cuda {
+
+constexpr float kRmsEps = 1e-6f;  // refimpl/rms_norm.hpp says the same
+constexpr int kRmsRowsPerBlock = 8;  // one warp per row
+constexpr int kRmsThreads = kRmsRowsPerBlock * 32;
+
+// Sum of squares of one row by one warp, every lane ending with the same bits: lane l adds the
+// float4 groups l, l+32, ... (x, y, z, w in order, acc = acc + v*v), then the xor tree
+// 16, 8, 4, 2, 1 (a + b == b + a exactly, so both partners of a pair agree).
+__device__ __forceinline__ float rms_row_sumsq(const float4* __restrict__ xr, int64_t groups, int lane) {
+    float acc = 0.0f;
+    for (int64_t g = lane; g < groups; g += 32) {
+        const float4 v = xr[g];
+        acc = acc + v.x * v.x;
+        acc = acc + v.y * v.y;
+        acc = acc + v.z * v.z;
+        acc = acc + v.w * v.w;
+    }
+    for (int off = 16; off > 0; off >>= 1) acc = acc + __shfl_xor_sync(0xffffffffu, acc, off);
+    return acc;
+}
+
+// IEEE division and square root (-prec-div=true -prec-sqrt=true): never rsqrtf.
+__device__ __forceinline__ float rms_scale(float ss, int64_t d) { return 1.0f / sqrtf(ss / float(d) + kRmsEps); }
+
+__device__ __forceinline__ float4 rms_apply(float4 x, float scale, float4 w) {
+    return make_float4((x.x * scale) * w.x, (x.y * scale) * w.y, (x.z * scale) * w.z, (x.w * scale) * w.w);
+}
+
+}  // namespace bitgate::cuda

@@ -1,0 +1,74 @@
+#include "swiglu.cuh"
+
+#include "bitgate/exp.hpp"
+#include "bitgate/pad40.hpp"
+#include "bitgate/spec.hpp"
+#include "pad40_quant.cuh"
+#include "quantize_pad40_t.cuh"
+
+namespace bitgate::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+__device__ __forceinline__ float silu_mul(float g, float u) { return (g / (1.0f + exp_det(-g))) * u; }
+
+__device__ __forceinline__ float4 swiglu4(float4 g, float4 u) {
+    return make_float4(silu_mul(g.x, u.x), silu_mul(g.y, u.y), silu_mul(g.z, u.z), silu_mul(g.w, u.w));
+}
+
+__global__ void swiglu_f32_kernel(const float4* __restrict__ g, const float4* __restrict__ u,
+                                  float4* __restrict__ out, int64_t words) {
+    const int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x;
+    if (i < words) out[i] = swiglu4(g[i], u[i]);
+}
+
+// One thread per 4-value word of the 64-padded [n][f] range, token-major: g and u read once,
+// out written once (512 contiguous bytes per warp), and the word's quantized bytes written as
+// one of the 8 words of a full 32-byte plane sector. No shared memory, no barrier.
+__global__ void swiglu_quant_f32_t_kernel(const float4* __restrict__ g, const float4* __restrict__ u,
+                                          float4* __restrict__ out, int64_t n, int64_t words_per_row,
+                                          uint8_t* __restrict__ qs, uint32_t* __restrict__ sda) {
+    const int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x;  // exact grid
+    const int64_t t = i / words_per_row, w = i % words_per_row;
+    float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (t < n) {
+        v = swiglu4(g[i], u[i]);  // i == t * words_per_row + w
+        out[i] = v;
+    }
+    pad40_quantize_store(v, t, w / kPad40Words, words_per_row / kPad40Words, true, qs, sda);
+}
+
+}  // namespace
+
+void swiglu_f32(const float* g, const float* u, float* out, int64_t n, int64_t f, cudaStream_t stream) {
+    const int64_t words = n * f / 4;
+    swiglu_f32_kernel<<<unsigned((words + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+        reinterpret_cast<const float4*>(g), reinterpret_cast<const float4*>(u), reinterpret_cast<float4*>(out),
+        words);
+}
+
+void swiglu_quant_f32_t(const float* g, const float* u, float* out, int64_t n, int64_t f, uint8_t* qs,
+                        uint32_t* sda, cudaStream_t stream) {
+    const int64_t words = pad40_tokens(n) * (f / 4);  // a multiple of 512: whole blocks
+    swiglu_quant_f32_t_kernel<<<unsigned(words / kThreads), kThreads, 0, stream>>>(
+        reinterpret_cast<const float4*>(g), reinterpret_cast<const float4*>(u), reinterpret_cast<float4*>(out), n,
+        f / 4, qs, sda);
+}
+
+namespace {
+BITGATE_DEVICE("swiglu", "unfused", [](const Shape& s, const DeviceIo& io) {
+    const auto stream = static_cast<cudaStream_t>(io.stream);
+    swiglu_f32(io.input<float>(0), io.input<float>(1), io.output<float>(0), s["n"], s["f"], stream);
+    quantize_pad40_t(io.output<float>(0), s["n"], s["f"], io.output<uint8_t>(1), io.output<uint32_t>(2), stream);
+    return 2;
+});
+BITGATE_DEVICE("swiglu", "fused", [](const Shape& s, const DeviceIo& io) {
+    swiglu_quant_f32_t(io.input<float>(0), io.input<float>(1), io.output<float>(0), s["n"], s["f"],
+                       io.output<uint8_t>(1), io.output<uint32_t>(2), static_cast<cudaStream_t>(io.stream));
+    return 1;
+});
+}  // namespace
+
+}  // namespace bitgate::cuda
