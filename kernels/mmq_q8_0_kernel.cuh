@@ -31,7 +31,7 @@
 
 #include "bitgate/formats.hpp"
 #include "bitgate/mmq_epilogue.hpp"
-#include "bitgate/mmq_plane.hpp"
+#include "bitgate/pad40.hpp"
 
 namespace bitgate::cuda::mmq_impl {
 
@@ -63,7 +63,7 @@ struct Tiling {
     static_assert(NT % 2 == 0, "row scales are read two n-tiles at a time");
     static_assert(STAGES >= 3, "scales are converted one stage ahead of the copies being waited on");
     static constexpr int P = weight_pitch(KC * 34);
-    static constexpr int A_QS = TB * KC * mmq::kTileBytes;
+    static constexpr int A_QS = TB * KC * kPad40TileBytes;
     static constexpr int A_SDA = TB * KC * 64 * 4;
     static constexpr int B_RAW = BN * P;
     static constexpr int STAGE = A_QS + A_SDA + B_RAW;
@@ -186,11 +186,11 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_CTAS) mmq_q8_0_kernel(const
     // Token r = wm*WM + 16mi + 8h + g: its 4-token group (r % 64) / 4 = 4*(m16 + mi) + 2h + g/4,
     // m16 = (wm*WM % 64) / 16 even, so the group's swizzle (group & 7) = 4*(mi & 1) + 2h + g/4 and
     // the offset is a per-warp base + constants + one of four lane values (a_lane[h + 2*(mi & 1)]).
-    const uint32_t a_base = uint32_t((wm * T::WM / 64) * T::KC * mmq::kTileBytes + (wm * T::WM % 64) / 16 * 512);
+    const uint32_t a_base = uint32_t((wm * T::WM / 64) * T::KC * kPad40TileBytes + (wm * T::WM % 64) / 16 * 512);
     uint32_t a_lane[4];
 #pragma unroll
     for (int x = 0; x < 4; ++x)
-        a_lane[x] = mmq::plane_word_offset(uint32_t(4 * (x / 2) + 2 * (x % 2)) * 4 + uint32_t(g), uint32_t(2 * t)) -
+        a_lane[x] = pad40_qs_offset(uint32_t(4 * (x / 2) + 2 * (x % 2)) * 4 + uint32_t(g), uint32_t(2 * t)) -
                     uint32_t((4 * (x / 2) + 2 * (x % 2)) * 128);
     auto a_off = [&](int mi, int h) { return a_base + uint32_t(mi * 512 + h * 256) + a_lane[h + 2 * (mi & 1)]; };
     const uint32_t b_base = uint32_t(T::A_QS + T::A_SDA + (wn * T::WN + g) * T::P + 8 * t);
@@ -210,13 +210,13 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_CTAS) mmq_q8_0_kernel(const
             const int gtb = mt * T::TB + tb;
             if (gtb >= p.ntb) continue;  // past the plane: never stored
             const size_t tile = size_t(gtb) * size_t(p.nchunk) + size_t(c0);
-            const uint8_t* src = p.qs + tile * mmq::kTileBytes;
-            const uint32_t dst = slot + uint32_t(tb * T::KC * mmq::kTileBytes);
+            const uint8_t* src = p.qs + tile * kPad40TileBytes;
+            const uint32_t dst = slot + uint32_t(tb * T::KC * kPad40TileBytes);
             // kcv*2048 qs bytes and kcv*256 sda bytes, contiguous, in 16-byte units
             const uint8_t* ssrc = reinterpret_cast<const uint8_t*>(p.sda + tile * 64);
             const uint32_t sdst = slot + uint32_t(T::A_QS + tb * T::KC * 256);
             if (kcv == T::KC) {
-                constexpr int QU = T::KC * mmq::kTileBytes / 16, SU = T::KC * 16;
+                constexpr int QU = T::KC * kPad40TileBytes / 16, SU = T::KC * 16;
 #pragma unroll
                 for (int k = 0; k < (QU + T::THREADS - 1) / T::THREADS; ++k) {
                     const int u = tid + k * T::THREADS;
@@ -228,7 +228,7 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_CTAS) mmq_q8_0_kernel(const
                     if (SU % T::THREADS == 0 || u < SU) cp_async_16(sdst + u * 16, ssrc + u * 16);
                 }
             } else {
-                for (int u = tid; u < kcv * (mmq::kTileBytes / 16); u += T::THREADS) cp_async_16(dst + u * 16, src + u * 16);
+                for (int u = tid; u < kcv * (kPad40TileBytes / 16); u += T::THREADS) cp_async_16(dst + u * 16, src + u * 16);
                 for (int u = tid; u < kcv * 16; u += T::THREADS) cp_async_16(sdst + u * 16, ssrc + u * 16);
             }
         }
@@ -367,8 +367,8 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_CTAS) mmq_q8_0_kernel(const
             for (int mi = 0; mi < T::MT; ++mi) {
                 // Tokens g and g + 8, physical words 2t and 2t + 1: 8 bytes each. A half-warp
                 // reads 4 tokens of one 4-token group, i.e. one whole 128-byte row of the plane.
-                const uint2 lo = *reinterpret_cast<const uint2*>(slot + a_off(mi, 0) + j * mmq::kTileBytes);
-                const uint2 hi = *reinterpret_cast<const uint2*>(slot + a_off(mi, 1) + j * mmq::kTileBytes);
+                const uint2 lo = *reinterpret_cast<const uint2*>(slot + a_off(mi, 0) + j * kPad40TileBytes);
+                const uint2 hi = *reinterpret_cast<const uint2*>(slot + a_off(mi, 1) + j * kPad40TileBytes);
                 // da of tokens g and g + 8, and -kMagic * da (one exact multiply per 2 * NT outputs)
                 const float2 da = sca[(j * T::BM + wm * T::WM + mi * 16 + g * 2) / 2];
                 const float nm0 = mmq::neg_magic_times(da.x), nm1 = mmq::neg_magic_times(da.y);

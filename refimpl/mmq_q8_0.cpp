@@ -1,6 +1,8 @@
 #include "mmq_q8_0.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -12,7 +14,7 @@
 #include "bitgate/f16.hpp"
 #include "bitgate/inputs.hpp"
 #include "bitgate/mmq_epilogue.hpp"
-#include "bitgate/mmq_plane.hpp"
+#include "bitgate/pad40.hpp"
 
 namespace bitgate::ref {
 
@@ -39,13 +41,13 @@ Operands unpack(const uint8_t* qs, const uint32_t* sda, const BlockQ8_0* w, int6
     o.da.assign(size_t(o.n4 * o.nchunk), 0.0f);
     o.nmda.assign(size_t(o.n4 * o.nchunk), 0.0f);
     for (int64_t t = 0; t < n; ++t) {
-        const int64_t tb = t / mmq::kTokensPerBlock, r = t % mmq::kTokensPerBlock;
+        const int64_t tb = t / kPad40Tokens, r = t % kPad40Tokens;
         for (int64_t c = 0; c < o.nchunk; ++c) {
             const size_t tile = size_t(tb * o.nchunk + c);
             for (uint32_t u = 0; u < 8; ++u)
                 std::memcpy(&o.a[size_t(t * K + c * QK8_0 + u * 4)],
-                            qs + tile * mmq::kTileBytes + mmq::plane_word_offset(uint32_t(r), u), 4);
-            const float d = f16_to_f32(uint16_t(sda[tile * mmq::kTokensPerBlock + size_t(r)] & 0xffffu));
+                            qs + tile * kPad40TileBytes + pad40_qs_offset(uint32_t(r), u), 4);
+            const float d = f16_to_f32(uint16_t(sda[tile * kPad40Tokens + size_t(r)] & 0xffffu));
             o.da[size_t(c * o.n4 + t)] = d;
             o.nmda[size_t(c * o.n4 + t)] = mmq::neg_magic_times(d);
         }
@@ -167,11 +169,24 @@ void mmq_q8_0(const uint8_t* qs, const uint32_t* sda, const BlockQ8_0* w, float*
     if (path == MmqPath::fastest && have_avx2()) quad = quad_avx2;
 #endif
     // 32 tokens at a time against 4 rows at a time: the 4 weight rows stay in L1 while the
-    // token group's rows stay in L2.
+    // token group's rows stay in L2. Groups write disjoint outputs, so threads change nothing
+    // but the time.
     constexpr int64_t kGroup = 32;
-    for (int64_t g0 = 0; g0 < o.n4; g0 += kGroup)
-        for (int64_t r0 = 0; r0 < o.N4; r0 += 4)
-            for (int64_t t0 = g0; t0 < std::min(g0 + kGroup, o.n4); t0 += 4) quad(o, t0, r0, C, n, N, order);
+    const int64_t groups = (o.n4 + kGroup - 1) / kGroup;
+    std::atomic<int64_t> next{0};
+    auto work = [&] {
+        for (int64_t gi = next++; gi < groups; gi = next++) {
+            const int64_t g0 = gi * kGroup;
+            for (int64_t r0 = 0; r0 < o.N4; r0 += 4)
+                for (int64_t t0 = g0; t0 < std::min(g0 + kGroup, o.n4); t0 += 4) quad(o, t0, r0, C, n, N, order);
+        }
+    };
+    const double macs = double(n) * double(N) * double(K);
+    const int64_t threads = macs < 5e7 ? 1 : std::min<int64_t>({int64_t(std::max(1u, std::thread::hardware_concurrency())), 16, groups});
+    std::vector<std::thread> pool;
+    for (int64_t i = 1; i < threads; ++i) pool.emplace_back(work);
+    work();
+    for (auto& th : pool) th.join();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -221,10 +236,10 @@ void fill_plane_qs(const Shape& sh, const GenRequest& r, std::span<uint8_t> out)
             for (uint32_t rr = 0; rr < 64; ++rr) {
                 const int64_t t = tb * 64 + rr;
                 if (t >= n) continue;
-                uint8_t* tile = out.data() + size_t(tb * g.nchunk + c) * mmq::kTileBytes;
+                uint8_t* tile = out.data() + size_t(tb * g.nchunk + c) * kPad40TileBytes;
                 for (uint32_t u = 0; u < 8; ++u)
                     for (int b = 0; b < 4; ++b)
-                        tile[mmq::plane_word_offset(rr, u) + uint32_t(b)] = uint8_t(g.q(t, c, int(u * 4) + b));
+                        tile[pad40_qs_offset(rr, u) + uint32_t(b)] = uint8_t(g.q(t, c, int(u * 4) + b));
             }
 }
 
@@ -258,16 +273,10 @@ int64_t ntb_of(const Shape& s) { return (s["n"] + 63) / 64; }
 int64_t nchunk_of(const Shape& s) { return s["K"] / QK8_0; }
 
 std::string decode_qs(const Shape& s, size_t off) {
-    const int64_t nc = nchunk_of(s);
-    const size_t tile = off / mmq::kTileBytes;
-    const uint32_t in = uint32_t(off % mmq::kTileBytes);
-    for (uint32_t r = 0; r < 64; ++r)
-        for (uint32_t u = 0; u < 8; ++u)
-            if (mmq::plane_word_offset(r, u) == (in & ~3u))
-                return "token block " + std::to_string(tile / size_t(nc)) + " chunk " + std::to_string(tile % size_t(nc)) +
-                       " token " + std::to_string((tile / size_t(nc)) * 64 + r) + " word " + std::to_string(u) +
-                       " byte " + std::to_string(in & 3u);
-    return "byte " + std::to_string(off);
+    const size_t nc = size_t(nchunk_of(s)), tile = off / kPad40TileBytes;
+    const Pad40Where w = pad40_qs_where(uint32_t(off % kPad40TileBytes));
+    return "token block " + std::to_string(tile / nc) + " chunk " + std::to_string(tile % nc) + " token " +
+           std::to_string((tile / nc) * kPad40Tokens + w.r) + " word " + std::to_string(w.u) + " byte " + std::to_string(w.j);
 }
 
 std::string decode_sda(const Shape& s, size_t off) {
@@ -322,7 +331,7 @@ FamilySpec spec() {
         .tensors =
             {
                 {.name = "qs", .role = Role::input, .elem = Elem::i8,
-                 .bytes = [](const Shape& s) { return size_t(ntb_of(s) * nchunk_of(s)) * mmq::kTileBytes; },
+                 .bytes = [](const Shape& s) { return size_t(ntb_of(s) * nchunk_of(s)) * kPad40TileBytes; },
                  .generate = ref::fill_plane_qs, .decode = decode_qs},
                 {.name = "sda", .role = Role::input, .elem = Elem::u32,
                  .bytes = [](const Shape& s) { return size_t(ntb_of(s) * nchunk_of(s)) * 64 * 4; },
@@ -344,7 +353,7 @@ FamilySpec spec() {
                 tiling("t64x64", "64 tokens x 64 rows per CTA, 4 warps of 32x32"),
             },
         .bytes_moved = [](const Shape& s) {
-            return double(ntb_of(s) * nchunk_of(s)) * (mmq::kTileBytes + 256) +
+            return double(ntb_of(s) * nchunk_of(s)) * (kPad40TileBytes + 256) +
                    double(s["N"] * nchunk_of(s)) * sizeof(BlockQ8_0) + double(s["n"] * s["N"]) * 4;
         },
         .ops = [](const Shape& s) { return 2.0 * double(s["n"]) * double(s["N"]) * double(s["K"]); },
