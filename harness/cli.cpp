@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <exception>
 
+#include "cli_lint.hpp"
 #include "errors.hpp"
 
 namespace bitgate {
@@ -15,6 +16,7 @@ int cli_main(int argc, char** argv) {
     add_prop_verb(app, rc);
     add_run_verb(app, rc);
     add_bench_verb(app, rc);
+    add_lint_verb(app, rc);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

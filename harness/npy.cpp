@@ -160,6 +160,13 @@ std::string header_text(const std::vector<int64_t>& shape, const std::string& dt
     return h;
 }
 
+// "<f4" -> "|f4": the same type spelled with another byte-order character.
+std::string with_order(char order, std::string_view dtype) {
+    std::string s(1, order);
+    if (!dtype.empty()) s.append(dtype.substr(1));
+    return s;
+}
+
 void put_le(std::string& out, uint64_t v, int bytes) {
     for (int i = 0; i < bytes; ++i) out += char((v >> (8 * i)) & 0xff);
 }
@@ -215,10 +222,10 @@ Tensor read(const std::string& path) {
     bool fortran = false;
     HeaderParser(header, path).parse(t.dtype, fortran, t.shape);
 
-    if (t.dtype.size() == 3 && itemsize("|" + t.dtype.substr(1)) == 1 && t.dtype[0] != '|')
-        t.dtype = "|" + t.dtype.substr(1);  // one-byte types have no byte order: '<u1' is '|u1'
-    if (!t.dtype.empty() && t.dtype[0] == '>' && itemsize("<" + t.dtype.substr(1)) != 0)
-        bad(path, "big-endian dtype '" + t.dtype + "' is not supported (save with '<" + t.dtype.substr(1) + "')");
+    if (t.dtype.size() == 3 && t.dtype[0] != '|' && itemsize(with_order('|', t.dtype)) == 1)
+        t.dtype = with_order('|', t.dtype);  // one-byte types have no byte order: '<u1' is '|u1'
+    if (!t.dtype.empty() && t.dtype[0] == '>' && itemsize(with_order('<', t.dtype)) != 0)
+        bad(path, "big-endian dtype '" + t.dtype + "' is not supported (save with '" + with_order('<', t.dtype) + "')");
     const size_t item = itemsize(t.dtype);
     if (item == 0) bad(path, "unsupported dtype '" + t.dtype + "' (supported: <f4 <f2 |u1 |i1 <u2 <u4 <i4)");
     if (fortran) bad(path, "Fortran-order array is not supported (save a C-order array)");

@@ -63,5 +63,14 @@ if "$bg" list families >/dev/null 2>&1 && [[ -z "$(nvidia-smi -L 2>/dev/null)" ]
     expect 3 'a GPU is required' -- "$bg" bench
 fi
 
+# The PTX lint: findings fail (1), a missing PTX directory is bad input (2). Hand-written PTX, so
+# this holds in the host-only build too.
+mkdir -p "$tmp/ptx"
+printf '.visible .entry k(.param .u64 p)\n{\n\tadd.rn.f32 %%f3, %%f1, %%f2;\n\tret;\n}\n' >"$tmp/ptx/ok.ptx"
+printf '.visible .entry bad(.param .u64 p)\n{\n\tex2.approx.ftz.f32 %%f2, %%f1;\n\tret;\n}\n' >"$tmp/bad.ptx"
+expect 0 'lint: 1 kernels in 1 files, 0 findings' -- "$bg" lint --ptx "$tmp/ptx"
+expect 1 'FAIL lint bad .*bad.ptx:3: ex2.approx.ftz.f32 %f2, %f1  \(approximation, flush-to-zero\)' -- "$bg" lint --ptx "$tmp/ptx" "$tmp/bad.ptx"
+expect 2 'no PTX here \(built without CUDA\?\)' -- "$bg" lint --ptx "$tmp/none"
+
 echo "$passes passed, $fails failed"
 [[ $fails -eq 0 ]]

@@ -201,8 +201,8 @@ TEST(Registry, UnknownFamilyListsTheKnownOnes) {
 TEST(Catalogs, EveryShippedCatalogAndGoldenParses) {
     // The files in the tree: a typo in a catalog or golden file fails here with its line.
     for (const FamilySpec* f : families()) {
-        EXPECT_NO_THROW(read_family_catalog(*f, shapes_path(BITGATE_SOURCE_DIR, f->name))) << f->name;
-        EXPECT_NO_THROW(read_golden(*f, golden_path(BITGATE_SOURCE_DIR, f->name))) << f->name;
+        EXPECT_NO_THROW(read_family_catalog(*f, shapes_path(default_root(), f->name))) << f->name;
+        EXPECT_NO_THROW(read_golden(*f, golden_path(default_root(), f->name))) << f->name;
     }
-    EXPECT_NO_THROW(read_regressions(std::string(BITGATE_SOURCE_DIR) + "/shapes/regressions.shapes"));
+    EXPECT_NO_THROW(read_regressions(default_root() + "/shapes/regressions.shapes"));
 }

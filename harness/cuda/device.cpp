@@ -2,6 +2,7 @@
 
 #include <cuda_runtime.h>
 
+#include <set>
 #include <stdexcept>
 
 #include "errors.hpp"
@@ -38,20 +39,30 @@ std::string gpu_name() {
            std::to_string(p.multiProcessorCount) + " SMs, " + std::to_string(p.l2CacheSize >> 20) + " MiB L2";
 }
 
-// Each buffer starts at a different offset into its allocation, so two cases in a row never see
-// the same data address even when the allocator hands back the same block: state a kernel keeps
-// keyed on an address can only be met again by run C, where it is meant to be caught.
-constexpr size_t kSaltSpan = 64 * 1024, kSaltStep = 512;
-size_t next_salt() {
-    static size_t salt = 0;
-    salt = (salt + kSaltStep) % kSaltSpan;
-    return salt;
+namespace {
+
+// Every buffer's data starts at an address no earlier buffer of this process had, even when the
+// allocator hands back the same block: state a kernel keeps keyed on an address can then only
+// be met again in run C, where it is meant to be caught as stale_on_reuse.
+constexpr size_t kSaltSpan = size_t(1) << 20, kSaltStep = 256;
+
+uint8_t* fresh_address(void* alloc) {
+    static std::set<uintptr_t> used;
+    static size_t next = 0;
+    for (size_t tries = 0; tries < kSaltSpan / kSaltStep; ++tries) {
+        next = (next + kSaltStep) % kSaltSpan;
+        auto* p = static_cast<uint8_t*>(alloc) + next;
+        if (used.insert(reinterpret_cast<uintptr_t>(p)).second) return p;
+    }
+    return static_cast<uint8_t*>(alloc);  // every slot of this block seen: addresses may repeat
 }
+
+}  // namespace
 
 DeviceBuffer::DeviceBuffer(size_t bytes) : size_(bytes) {
     if (std::string why = gpu_missing(); !why.empty()) throw NoGpu(why);
     must(cudaMalloc(&alloc_, bytes + 2 * kGuardBytes + kSaltSpan), "cudaMalloc");
-    base_ = static_cast<uint8_t*>(alloc_) + next_salt();
+    base_ = fresh_address(alloc_);
 }
 
 DeviceBuffer::~DeviceBuffer() {
