@@ -483,6 +483,7 @@ TEST(ProjQ8Device, BuffersAndLaunchCounts) {
     untouched(scratch.p);
     EXPECT_EQ(cuda::proj_q8_0_hoisted_fused4(x.p, wd, y.p, c.n, c.k, xq.p, nullptr), 2);
     untouched(scratch.p);
+    CUDA_OK(cudaMemset(xq.p, 0xa5, size_t(bpr) * sizeof(BlockQ8_0)));  // the hoisted calls wrote it, as they should
     EXPECT_EQ(cuda::proj_q8_0_per_call_v2(x.p, wd, y.p, c.n, c.k, 4, scratch.p, nullptr), 8);
     untouched(xq.p);
     EXPECT_EQ(cuda::proj_q8_0_per_call_v1(x.p, wd, y.p, c.n, c.k, 1, scratch.p, nullptr), 2);

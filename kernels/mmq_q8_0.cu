@@ -1,0 +1,58 @@
+#include "mmq_q8_0.cuh"
+
+#include <stdexcept>
+
+#include "bitgate/spec.hpp"
+#include "mmq_q8_0_kernel.cuh"
+
+namespace bitgate::cuda {
+
+namespace {
+
+// Enough CTAs for `waves` full waves of the card at the tiling's residency?
+template <class T>
+bool fills(int64_t n, int64_t N, int sms, int waves) {
+    const int64_t ctas = ((n + 63) / 64 + T::TB - 1) / T::TB * ((N + T::BN - 1) / T::BN);
+    return ctas >= int64_t(sms) * T::MIN_CTAS * waves;
+}
+
+MmqTiling choose(int64_t n, int64_t N) {
+    int dev = 0, sms = 132;
+    if (cudaGetDevice(&dev) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    if (fills<mmq_impl::Tile128x128>(n, N, sms, 1)) return MmqTiling::t128x128;
+    if (fills<mmq_impl::Tile64x128>(n, N, sms, 1)) return MmqTiling::t64x128;
+    return MmqTiling::t64x64;
+}
+
+}  // namespace
+
+void mmq_q8_0(const uint8_t* qs, const uint32_t* sda, const BlockQ8_0* w, float* C, int64_t n, int64_t N, int64_t K,
+              MmqTiling tiling, cudaStream_t stream) {
+    if (reinterpret_cast<uintptr_t>(qs) % 16 != 0 || reinterpret_cast<uintptr_t>(sda) % 16 != 0)
+        throw std::invalid_argument("mmq_q8_0: the plane (qs, sda) must be 16-byte aligned");
+    if (tiling == MmqTiling::automatic) tiling = choose(n, N);
+    switch (tiling) {
+        case MmqTiling::t128x128: mmq_impl::launch<mmq_impl::Tile128x128>(qs, sda, w, C, n, N, K, stream); break;
+        case MmqTiling::t64x128: mmq_impl::launch<mmq_impl::Tile64x128>(qs, sda, w, C, n, N, K, stream); break;
+        default: mmq_impl::launch<mmq_impl::Tile64x64>(qs, sda, w, C, n, N, K, stream); break;
+    }
+}
+
+namespace {
+
+DeviceLauncher launcher(MmqTiling tiling) {
+    return [tiling](const Shape& s, const DeviceIo& io) {
+        mmq_q8_0(io.input<uint8_t>(0), io.input<uint32_t>(1), io.input<BlockQ8_0>(2), io.output<float>(0), s["n"], s["N"],
+                 s["K"], tiling, static_cast<cudaStream_t>(io.stream));
+        return 1;
+    };
+}
+
+BITGATE_DEVICE("mmq_q8_0", "mma", launcher(MmqTiling::automatic));
+BITGATE_DEVICE("mmq_q8_0", "t128x128", launcher(MmqTiling::t128x128));
+BITGATE_DEVICE("mmq_q8_0", "t64x128", launcher(MmqTiling::t64x128));
+BITGATE_DEVICE("mmq_q8_0", "t64x64", launcher(MmqTiling::t64x64));
+
+}  // namespace
+
+}  // namespace bitgate::cuda

@@ -1,0 +1,35 @@
+// Host model of mmq_q8_0: Q8_0 weights [N][K] times the quantize_pad40_t plane of n tokens
+// -> f32 C [n][N], with the kernel's float epilogue (kernels/include/bitgate/mmq_epilogue.hpp,
+// docs/mmq_q8_0.md).
+#pragma once
+#include <cstdint>
+#include <span>
+
+#include "bitgate/formats.hpp"
+#include "bitgate/spec.hpp"
+
+namespace bitgate::ref {
+
+// The order in which a (token, row) pair's per-chunk terms are added.
+enum class MmqOrder {
+    ascending,       // the contract: acc = fma(term_c, dw_c, acc) for c = 0, 1, ..., nchunk-1
+    stage_partials,  // a wrong order on purpose (mutant): per 4-chunk stage a partial from +0,
+                     // then acc = acc + partial
+};
+
+// How the host computes it: `scalar` is the plain C++ definition; `fastest` uses AVX2 + FMA
+// where the CPU has them (the same IEEE operations per element; the tests hold the two equal).
+enum class MmqPath { fastest, scalar };
+
+// C[t][r] for t < n, r < N; nothing else is written. qs/sda: the plane of ceil(n/64) token
+// blocks and K/32 chunks; w: N rows of K/32 blocks.
+void mmq_q8_0(const uint8_t* qs, const uint32_t* sda, const BlockQ8_0* w, float* C, int64_t n, int64_t N,
+              int64_t K, MmqOrder order = MmqOrder::ascending, MmqPath path = MmqPath::fastest);
+
+// A valid plane for n tokens of K channels: random q per real token (profile-dependent), f16 d,
+// ssum consistent with q, zeros in both planes for tokens n .. 64*ceil(n/64)-1. Pure functions
+// of (seed, profile, shape, byte position), as every input generator.
+void fill_plane_qs(const Shape& s, const GenRequest& r, std::span<uint8_t> out);
+void fill_plane_sda(const Shape& s, const GenRequest& r, std::span<uint8_t> out);
+
+}  // namespace bitgate::ref
