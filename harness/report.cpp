@@ -62,7 +62,7 @@ std::vector<MutantTally> mutant_summary(const std::vector<Result>& rs) {
         if (it == out.end()) it = out.insert(out.end(), MutantTally{.name = name, .expect = r.expect});
         if (r.verdict == Verdict::skipped) ++it->skipped;
         else if (r.verdict == Verdict::ok) ++it->missed;
-        else if (r.expect == verdict_name(r.verdict)) ++it->caught;
+        else if (r.expects(r.verdict)) ++it->caught;
         else ++it->wrong;
     }
     return out;

@@ -44,6 +44,8 @@ struct Result {
 
     // A mutant passes when caught with its class; anything else when ok or skipped.
     bool passed() const;
+    // Whether `v` is one of the classes a mutant expects ("unwritten", or "unwritten|value_mismatch").
+    bool expects(Verdict v) const;
 };
 
 }  // namespace bitgate

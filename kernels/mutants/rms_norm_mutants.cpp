@@ -23,8 +23,9 @@ BITGATE_VARIANT("rms_norm", device_mutant("m_tail_unwritten", "unwritten",
                                           "fused kernel leaves the padded tokens' plane bytes unwritten"));
 // The block quantizes row+8, which the next block normalizes and writes: read back from global
 // memory with no ordering between blocks, it sees the other block's y or the poison under it.
-// Both are wrong bytes; the poison differs between runs A and B, so the class is unwritten.
-BITGATE_VARIANT("rms_norm", device_mutant("m_other_block_row", "unwritten",
+// Both are wrong bytes. Which one it reads is a race: the poison differs between runs A and B
+// (unwritten), the other block's y does not (value_mismatch); the H200 showed both.
+BITGATE_VARIANT("rms_norm", device_mutant("m_other_block_row", "unwritten|value_mismatch",
                                           "quantizes y of row+8, written by another block, read back from global"));
 
 }  // namespace
