@@ -20,6 +20,7 @@ struct BenchRow {
     double ops = 0, ops_rate = 0;  // ops per second
     std::string ops_unit;
     int launches = 0, iters = 0, rotation = 0;
+    int prepare_launches = 0;  // untimed, once per buffer set (a hoisted quantization)
 };
 
 // Measured device read bandwidth (GB/s): a large read-only pass, the ceiling GB/s is held to.

@@ -31,8 +31,10 @@ void add_bench_verb(CLI::App& app, int& rc) {
         for (const auto& r : rows) {
             char rate[32] = "";
             if (r.ops > 0) std::snprintf(rate, sizeof rate, "%.1f %s", r.ops_rate / 1e12, r.ops_unit.c_str());
-            std::printf("%-16s %-15s %-26s %10.2f %10.2f %9.1f %7.1f%% %6d %9s\n", r.family.c_str(), r.variant.c_str(),
-                        r.shape.c_str(), r.median_us, r.bytes / 1e6, r.gbps, r.pct_ceiling, r.launches, rate);
+            const std::string launches = r.prepare_launches ? std::to_string(r.launches) + "+" + std::to_string(r.prepare_launches) + "p"
+                                                            : std::to_string(r.launches);
+            std::printf("%-16s %-15s %-26s %10.2f %10.2f %9.1f %7.1f%% %6s %9s\n", r.family.c_str(), r.variant.c_str(),
+                        r.shape.c_str(), r.median_us, r.bytes / 1e6, r.gbps, r.pct_ceiling, launches.c_str(), rate);
         }
         if (!o.json.empty()) {
             nlohmann::json j = {{"device", gpu_name()}, {"read_ceiling_gbps", ceiling}, {"rows", nlohmann::json::array()}};
@@ -40,7 +42,7 @@ void add_bench_verb(CLI::App& app, int& rc) {
                 j["rows"].push_back({{"family", r.family}, {"variant", r.variant}, {"shape", r.shape},
                                      {"median_us", r.median_us}, {"p10_us", r.p10_us}, {"p90_us", r.p90_us},
                                      {"bytes", r.bytes}, {"gbps", r.gbps}, {"pct_ceiling", r.pct_ceiling},
-                                     {"launches", r.launches}, {"iters", r.iters}, {"rotation", r.rotation},
+                                     {"launches", r.launches}, {"prepare_launches", r.prepare_launches}, {"iters", r.iters}, {"rotation", r.rotation},
                                      {"ops", r.ops}, {"ops_per_s", r.ops_rate}, {"ops_unit", r.ops_unit}});
             std::ofstream(o.json) << j.dump(1) << "\n";
         }

@@ -62,6 +62,7 @@ int do_run(const RunOpts& o) {
         for (const Bytes& b : in) { bi.emplace_back(b.size()); bi.back().fill(0); bi.back().upload(b); io.in.push_back(bi.back().data()); }
         for (size_t n : tensor_bytes(f, s, Role::output)) { bo.emplace_back(n); bo.back().fill(kPoisonA); io.out.push_back(bo.back().data()); }
         for (size_t n : tensor_bytes(f, s, Role::workspace)) { bw.emplace_back(n); bw.back().fill(kPoisonA); io.work.push_back(bw.back().data()); }
+        if (auto p = f.device_prepare.find(v.name); p != f.device_prepare.end()) p->second(s, io);
         f.device.at(v.name)(s, io);
         if (std::string err = device_sync(); !err.empty()) throw std::runtime_error("launch failed: " + err);
         for (auto& b : bo) out.push_back(b.download());

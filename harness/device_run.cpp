@@ -48,6 +48,7 @@ DeviceOutcome run_device(const DeviceCase& c) {
             b.in[i].upload(in[i]);
         }
         for (auto& o : b.out) o.fill(poison);
+        if (auto p = f.device_prepare.find(c.variant->name); p != f.device_prepare.end()) p->second(s, b.io());
         launch(s, b.io());
         if (std::string err = device_sync(); !err.empty()) {
             note(Difference{.tensor = "launch", .verdict = Verdict::launch_error, .bytes = 1,

@@ -110,6 +110,8 @@ std::vector<BenchRow> run_bench(const BenchOptions& o, double ceiling) {
             const DeviceLauncher& launch = f.device.at(v.name);
             BenchRow row{.family = f.name, .variant = v.name, .shape = l.shape.str(), .rotation = rot};
             Events ev;
+            if (auto p = f.device_prepare.find(v.name); p != f.device_prepare.end())
+                for (int r = 0; r < rot; ++r) row.prepare_launches = p->second(l.shape, ios[r]);
             for (int i = 0; i < 3; ++i) row.launches = launch(l.shape, ios[i % rot]);
             must(cudaDeviceSynchronize(), "warm-up");
             must(cudaGetLastError(), "warm-up launch");

@@ -153,6 +153,10 @@ struct FamilySpec {
     std::string ops_unit;  // e.g. "TOPS" for int8 MACs counted as 2 ops
     // Device launchers by variant name, filled by kernels/<family>.cu where CUDA is built.
     std::map<std::string, DeviceLauncher> device;
+    // Optional per-variant preparation (a hoisted quantization, say): the engine runs it before
+    // every launch it checks, and the benchmark runs it once per buffer set, untimed, so that
+    // time and launches per call are those of the call a caller repeats.
+    std::map<std::string, DeviceLauncher> device_prepare;
 
     // False for an entry that only mutants or launchers have named so far.
     bool declared() const { return !dims.empty(); }
@@ -171,10 +175,12 @@ inline bool register_family(FamilySpec spec) {
     FamilySpec& slot = registry()[spec.name];
     auto early_variants = std::move(slot.variants);  // mutants registered before the family
     auto early_device = std::move(slot.device);
+    auto early_prepare = std::move(slot.device_prepare);
     std::string name = spec.name;
     slot = std::move(spec);
     for (auto& v : early_variants) slot.variants.push_back(std::move(v));
     for (auto& [k, fn] : early_device) slot.device[k] = std::move(fn);
+    for (auto& [k, fn] : early_prepare) slot.device_prepare[k] = std::move(fn);
     slot.name = name;
     return true;
 }
@@ -191,6 +197,13 @@ inline bool register_device(const std::string& family, const std::string& varian
 
 }  // namespace bitgate
 
+namespace bitgate {
+inline bool register_device_prepare(const std::string& family, const std::string& variant, DeviceLauncher fn) {
+    registry()[family].device_prepare[variant] = std::move(fn);
+    return true;
+}
+}  // namespace bitgate
+
 #define BITGATE_CAT2(a, b) a##b
 #define BITGATE_CAT(a, b) BITGATE_CAT2(a, b)
 // BITGATE_FAMILY(make_spec()) at namespace scope registers a family at start-up.
@@ -198,5 +211,8 @@ inline bool register_device(const std::string& family, const std::string& varian
     static const bool BITGATE_CAT(bitgate_family_, __LINE__) = ::bitgate::register_family(__VA_ARGS__)
 #define BITGATE_VARIANT(family, ...) \
     static const bool BITGATE_CAT(bitgate_variant_, __LINE__) = ::bitgate::register_variant(family, __VA_ARGS__)
+#define BITGATE_DEVICE_PREPARE(family, variant, fn)                                              \
+    static const bool BITGATE_CAT(bitgate_prepare_, __LINE__) =                                    \
+        ::bitgate::register_device_prepare(family, variant, fn)
 #define BITGATE_DEVICE(family, variant, fn) \
     static const bool BITGATE_CAT(bitgate_device_, __LINE__) = ::bitgate::register_device(family, variant, fn)
