@@ -86,17 +86,31 @@ DeviceOutcome run_device(const DeviceCase& c) {
         }
         std::vector<Bytes> cc = run(*c.in_c, kPoisonA, "C");
         if (cc.empty()) return r;
-        // Run C is stale only if every byte it got wrong still holds what run A left there;
-        // a kernel that is simply wrong on these inputs is a value mismatch.
-        for (size_t i = 0; i < outs.size(); ++i) {
-            const Bytes& want = (*c.expected_c)[i];
-            bool stale = true;
-            for (size_t j = 0; j < want.size() && stale; ++j)
-                if (cc[i][j] != want[j] && cc[i][j] != a[i][j]) stale = false;
-            Difference d = diff_bytes(*outs[i], s, want, cc[i], stale ? Verdict::stale_on_reuse : Verdict::value_mismatch);
-            if (d.bytes) d.first.insert(d.first.begin(), stale ? "run C: new inputs at the same addresses gave run A's bytes back"
-                                                               : "run C (new inputs at the same addresses) differs from the model");
-            note(std::move(d));
+        bool c_wrong = false;
+        for (size_t i = 0; i < outs.size(); ++i) c_wrong |= cc[i] != (*c.expected_c)[i];
+        if (c_wrong) {
+            // Run D: the same new inputs in fresh buffers (addresses never used before). Right
+            // there, the kernel kept something from run A keyed on where its data lived: stale
+            // on reuse. Wrong there too, it is simply wrong on these values.
+            Buffers fresh;
+            for (const Bytes& x : *c.in_c) {
+                fresh.in.emplace_back(x.size());
+                fresh.in.back().fill(0);
+                fresh.in.back().upload(x);
+            }
+            for (size_t n : tensor_bytes(f, s, Role::output)) { fresh.out.emplace_back(n); fresh.out.back().fill(kPoisonA); }
+            for (size_t n : tensor_bytes(f, s, Role::workspace)) { fresh.work.emplace_back(n); fresh.work.back().fill(kPoisonA); }
+            if (auto p = f.device_prepare.find(c.variant->name); p != f.device_prepare.end()) p->second(s, fresh.io());
+            launch(s, fresh.io());
+            bool d_right = device_sync().empty();
+            for (size_t i = 0; i < outs.size() && d_right; ++i) d_right = fresh.out[i].download() == (*c.expected_c)[i];
+            const Verdict v = d_right ? Verdict::stale_on_reuse : Verdict::value_mismatch;
+            for (size_t i = 0; i < outs.size(); ++i) {
+                Difference d = diff_bytes(*outs[i], s, (*c.expected_c)[i], cc[i], v);
+                if (d.bytes) d.first.insert(d.first.begin(), d_right ? "run C (new inputs, same addresses) is wrong where run D (same inputs, fresh addresses) is right"
+                                                                     : "run C and run D (new inputs) both differ from the model");
+                note(std::move(d));
+            }
         }
         r.out_a = std::move(a);
     } catch (const std::exception& e) {

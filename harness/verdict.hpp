@@ -10,7 +10,7 @@ namespace bitgate {
 enum class Verdict {
     ok,
     skipped,          // not run here (no launcher, host-only build, ...); never a failure
-    stale_on_reuse,   // run C (same addresses, new inputs) differs from the model of the new inputs
+    stale_on_reuse,   // run C (same addresses, new inputs) is wrong where run D (fresh addresses) is right
     value_mismatch,   // bytes differ from the host model
     claim_mismatch,   // variants that claim identity differ
     golden_missing,   // no golden line for the case
