@@ -30,11 +30,18 @@ int proj_q8_0_per_call_v1(const float* x, const BlockQ8_0* w, float* y, int64_t 
                           BlockQ8_0* scratch, cudaStream_t stream);
 int proj_q8_0_per_call_v2(const float* x, const BlockQ8_0* w, float* y, int64_t n, int64_t k, int64_t g,
                           BlockQ8_0* scratch, cudaStream_t stream);
-// Hoisted: x is quantized once into the caller-owned xq, which every projection then reads:
-// 1 + g launches. The same quantize and the same projection as the per-call path.
+// Hoisted: x is quantized once into the caller-owned xq (proj_q8_0_hoist: 1 launch), which every
+// projection of the group then reads (proj_q8_0_project_hoisted: g launches, one per matrix;
+// proj_q8_0_project_fused4: 1 launch for a group of four). The same quantize and the same
+// projection as the per-call path. The engine registers the hoist as the variants' preparation.
+int proj_q8_0_hoist(const float* x, BlockQ8_0* xq, int64_t k, cudaStream_t stream);
+int proj_q8_0_project_hoisted(const BlockQ8_0* xq, const BlockQ8_0* w, float* y, int64_t n, int64_t k, int64_t g,
+                              cudaStream_t stream);
+int proj_q8_0_project_fused4(const BlockQ8_0* xq, const BlockQ8_0* w, float* y, int64_t n, int64_t k,
+                             cudaStream_t stream);
+// A whole hoisted group from x: hoist + project, 1 + g launches (fused4: 2).
 int proj_q8_0_hoisted(const float* x, const BlockQ8_0* w, float* y, int64_t n, int64_t k, int64_t g, BlockQ8_0* xq,
                       cudaStream_t stream);
-// Hoisted and fused: x quantized once into xq, four matrices in one launch: 2 launches.
 int proj_q8_0_hoisted_fused4(const float* x, const BlockQ8_0* w, float* y, int64_t n, int64_t k, BlockQ8_0* xq,
                              cudaStream_t stream);
 

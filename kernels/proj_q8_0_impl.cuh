@@ -100,10 +100,19 @@ void launch_v1(const BlockQ8_0* w, const BlockQ8_0* xq, float* y, int64_t n, int
 //   for any alignment.
 // - staged (every matrix 16-byte aligned and bpr % 8 == 0, which is every real model but k=896):
 //   a round of W consecutive blocks of a row is W*34 bytes starting at a multiple of 16 bytes, so
-//   the warp copies it into shared memory with 16-byte cp.async, kStages rounds in flight, and
-//   each lane rebuilds its block from aligned 32-bit shared words (q8_0_block_words).
+//   one lane copies it into shared memory with a single bulk copy (the TMA engine, completion on
+//   an mbarrier), and each lane rebuilds its block from aligned 32-bit shared words
+//   (q8_0_block_words).
+//
+// The staged pipeline runs across rows: a warp's tasks, in the order it takes them, are one stream
+// of (task, round) chunks, and kStages chunks are in flight whether they belong to this row or the
+// next ones. A row of k=7168 is only 2 rounds, so a pipeline within one row would expose a DRAM
+// latency per row. Rounds of one row are still consumed in ascending order, each lane summing
+// blocks t, t+W, ..., so the float order is the model's.
+//
+// Shared memory: kStages mbarriers per warp, the activation, then kStages stages per warp.
 
-constexpr int kStages = 4;
+constexpr int kStages = 5;
 constexpr int kActWords = 9;
 constexpr int kActBatch = 4;
 
@@ -111,18 +120,37 @@ __host__ __device__ constexpr int stage_bytes(int nw) { return nw * 32 * int(siz
 
 __host__ __device__ inline size_t act_bytes(int64_t bpr) { return (size_t(bpr) * kActWords * 4 + 15) / 16 * 16; }
 
+__host__ __device__ inline size_t barrier_bytes(int rows) { return (size_t(rows) * kStages * 8 + 15) / 16 * 16; }
+
 inline size_t v2_smem_bytes(int64_t bpr, int nw, bool staged, int rows) {
-    return act_bytes(bpr) + (staged ? size_t(rows) * kStages * stage_bytes(nw) : 0);
+    return staged ? barrier_bytes(rows) + act_bytes(bpr) + size_t(rows) * kStages * stage_bytes(nw) : act_bytes(bpr);
 }
 
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
-    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+__device__ __forceinline__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+
+__device__ __forceinline__ void mbar_init(uint64_t* bar) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_addr(bar)) : "memory");
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+__device__ __forceinline__ void mbar_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+
+// One bulk copy of `bytes` (a multiple of 16; both addresses 16-byte aligned) that completes the
+// barrier's current phase when it lands.
+__device__ __forceinline__ void bulk_copy(void* dst, const void* src, unsigned bytes, uint64_t* bar) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(smem_addr(dst)),
+                 "l"(src), "r"(bytes), "r"(smem_addr(bar))
+                 : "memory");
+}
+
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, unsigned parity) {
+    unsigned done = 0;
+    do {
+        asm volatile(
+            "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+            : "=r"(done)
+            : "r"(smem_addr(bar)), "r"(parity)
+            : "memory");
+    } while (!done);
 }
 
 // acc = fmaf((float)sumi, d_w * d_x, acc) for one weight block against activation block `xa`.
@@ -141,14 +169,24 @@ __device__ __forceinline__ void finish_row(const Mats& m, int64_t q, const float
     if (lane == 0) pick(m.y, int(q % m.count))[q / m.count] = total;
 }
 
+// A position in a warp's chunk stream: its i-th task (task q = gw + i * nwarps) and a round.
+struct Cursor {
+    int64_t i = 0;
+    int round = 0;
+    __device__ void next(int rounds) {
+        if (++round == rounds) round = 0, ++i;
+    }
+};
+
 template <int NW, bool kStaged, class Defect>
 __global__ void __launch_bounds__(128) proj_v2_kernel(Mats m, const BlockQ8_0* __restrict__ xq, int64_t n, int bpr) {
     constexpr int W = NW * 32;
     constexpr int SB = stage_bytes(NW);
     extern __shared__ __align__(16) unsigned char smem[];
-    uint32_t* act = reinterpret_cast<uint32_t*>(smem);
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const int64_t nwarps = int64_t(gridDim.x) * (blockDim.x / 32);
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, rows = blockDim.x / 32;
+    const size_t bar_bytes = kStaged ? barrier_bytes(rows) : 0;
+    uint32_t* act = reinterpret_cast<uint32_t*>(smem + bar_bytes);
+    const int64_t nwarps = int64_t(gridDim.x) * rows;
     const int64_t gw = int64_t(warp) * gridDim.x + blockIdx.x;
 
     // Task q: matrix q % count, row q / count. The defect runs the tail up to a multiple of 4
@@ -161,22 +199,25 @@ __global__ void __launch_bounds__(128) proj_v2_kernel(Mats m, const BlockQ8_0* _
         return pick(m.w, int(q % m.count)) + row * bpr;
     };
 
-    unsigned char* stages = smem + act_bytes(bpr) + size_t(warp) * kStages * SB;
-    const int64_t nchunks = my_tasks * rounds;  // chunk c: task c / rounds, round c % rounds
-    auto issue = [&](int64_t c) {
-        if (c < nchunks) {
-            const int64_t q = gw + (c / rounds) * nwarps;
-            const int b0 = int(c % rounds) * W;
-            const int nvec = min(W, bpr - b0) * int(sizeof(BlockQ8_0)) / 16;
-            const unsigned char* src = reinterpret_cast<const unsigned char*>(weights_row(q) + b0);
-            unsigned char* dst = stages + (c % kStages) * SB;
-            for (int i = lane; i < nvec; i += 32) cp_async16(dst + 16 * i, src + 16 * i);
+    uint64_t* bars = reinterpret_cast<uint64_t*>(smem) + warp * kStages;
+    unsigned char* stages = smem + bar_bytes + act_bytes(bpr) + size_t(warp) * kStages * SB;
+    Cursor fill;    // the next chunk to copy
+    int fill_slot = 0;
+    auto issue = [&]() {  // lane 0 only
+        if (fill.i < my_tasks) {
+            const int b0 = fill.round * W;
+            const unsigned bytes = unsigned(min(W, bpr - b0)) * unsigned(sizeof(BlockQ8_0));
+            bulk_copy(stages + fill_slot * SB, weights_row(gw + fill.i * nwarps) + b0, bytes, bars + fill_slot);
+            fill.next(rounds);
         }
-        cp_async_commit();  // empty groups too: the wait below counts groups
+        fill_slot = fill_slot + 1 == kStages ? 0 : fill_slot + 1;
     };
     if constexpr (kStaged) {
-#pragma unroll
-        for (int s = 0; s < kStages - 1; ++s) issue(s);  // in flight while the activation loads
+        if (lane == 0) {
+            for (int s = 0; s < kStages; ++s) mbar_init(bars + s);
+            mbar_init_fence();
+            for (int s = 0; s < kStages; ++s) issue();  // in flight while the activation loads
+        }
     }
 
     // The activation, kActBatch blocks per thread at a time: all their loads are in flight
@@ -201,29 +242,30 @@ __global__ void __launch_bounds__(128) proj_v2_kernel(Mats m, const BlockQ8_0* _
             }
         }
     }
-    __syncthreads();  // the only block-wide barrier: from here on warps are independent
+    __syncthreads();  // the only block-wide barrier (it also publishes the mbarrier inits)
 
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // +0.0f: see proj_q8_0_order.hpp
     if constexpr (kStaged) {
-        for (int64_t c = 0; c < nchunks; ++c) {
-            issue(c + kStages - 1);
-            cp_async_wait<kStages - 1>();  // this lane's copies of chunk c have landed
-            __syncwarp();                  // and every lane's are visible
-            const uint32_t* st = reinterpret_cast<const uint32_t*>(stages + (c % kStages) * SB);
-            const int round = int(c % rounds);
+        Cursor use;  // the chunk being consumed
+        int slot = 0;
+        unsigned parity = 0;  // phase of the slot's barrier: flips every kStages chunks
+        for (; use.i < my_tasks; use.next(rounds)) {
+            mbar_wait(bars + slot, parity);
+            const uint32_t* st = reinterpret_cast<const uint32_t*>(stages + slot * SB);
 #pragma unroll
             for (int lw = 0; lw < NW; ++lw) {
-                const int t = lw * 32 + lane, b = round * W + t;
+                const int t = lw * 32 + lane, b = use.round * W + t;
                 if (b < bpr) acc[lw] = accumulate(q8_0_block_words(st, uint32_t(t) * sizeof(BlockQ8_0)), act + b * kActWords, acc[lw]);
             }
-            __syncwarp();  // the stage is refilled by a later issue
-            if (round == rounds - 1) {
-                finish_row<Defect>(m, gw + (c / rounds) * nwarps, acc, NW, lane);
+            __syncwarp();  // every lane has read the stage before it is refilled
+            if (lane == 0) issue();
+            if (use.round == rounds - 1) {
+                finish_row<Defect>(m, gw + use.i * nwarps, acc, NW, lane);
 #pragma unroll
                 for (int lw = 0; lw < 4; ++lw) acc[lw] = 0.0f;
             }
+            if (++slot == kStages) slot = 0, parity ^= 1u;
         }
-        cp_async_wait<0>();
     } else {
         for (int64_t i = 0; i < my_tasks; ++i) {
             const int64_t q = gw + i * nwarps;

@@ -443,9 +443,15 @@ TEST(ProjQ8Device, EveryPathMatchesTheModel) {
                     for (int64_t m = 0; m < c.g; ++m) cuda::proj_q8_0_v2(wd + m * mat, xq.p, y.p + m * c.n, c.n, c.k, nullptr, path);
                     expect_y(path == cuda::ProjQ8Path::direct ? "v2 direct" : "v2 staged (direct where not allowed)");
                 }
+                CUDA_OK(cudaMemset(xq.p, 0xa5, size_t(bpr) * sizeof(BlockQ8_0)));
+                cuda::proj_q8_0_hoist(x.p, xq.p, c.k, nullptr);
+                cuda::proj_q8_0_project_hoisted(xq.p, wd, y.p, c.n, c.k, c.g, nullptr);
+                expect_y("hoist, then project");
                 if (c.g == 4) {
                     cuda::proj_q8_0_hoisted_fused4(x.p, wd, y.p, c.n, c.k, xq.p, nullptr);
                     expect_y("hoisted fused4");
+                    cuda::proj_q8_0_project_fused4(xq.p, wd, y.p, c.n, c.k, nullptr);
+                    expect_y("hoist, then fused4 project");
                     const BlockQ8_0* ws[4] = {wd, wd + mat, wd + 2 * mat, wd + 3 * mat};
                     float* ys[4] = {y.p, y.p + c.n, y.p + 2 * c.n, y.p + 3 * c.n};
                     cuda::proj_q8_0_fused4(ws, xq.p, ys, c.n, c.k, nullptr, cuda::ProjQ8Path::direct);
@@ -489,6 +495,21 @@ TEST(ProjQ8Device, BuffersAndLaunchCounts) {
     EXPECT_EQ(cuda::proj_q8_0_per_call_v1(x.p, wd, y.p, c.n, c.k, 1, scratch.p, nullptr), 2);
     untouched(xq.p);
     EXPECT_EQ(cuda::proj_q8_0_hoisted(x.p, wd, y.p, c.n, c.k, 1, xq.p, nullptr), 2);
+    // The engine's split: the hoist is the preparation (1 launch), then the 96x7168 projection
+    // costs one launch and a hoisted fused4 group one launch; neither touches xq or scratch.
+    CUDA_OK(cudaMemset(xq.p, 0xa5, size_t(bpr) * sizeof(BlockQ8_0)));
+    EXPECT_EQ(cuda::proj_q8_0_hoist(x.p, xq.p, c.k, nullptr), 1);
+    untouched(scratch.p);
+    std::vector<uint8_t> hoisted(size_t(bpr) * sizeof(BlockQ8_0));
+    CUDA_OK(cudaMemcpy(hoisted.data(), xq.p, hoisted.size(), cudaMemcpyDeviceToHost));
+    EXPECT_EQ(cuda::proj_q8_0_project_hoisted(xq.p, wd, y.p, 96, c.k, 1, nullptr), 1);
+    EXPECT_EQ(cuda::proj_q8_0_project_hoisted(xq.p, wd, y.p, c.n, c.k, 4, nullptr), 4);
+    EXPECT_EQ(cuda::proj_q8_0_project_fused4(xq.p, wd, y.p, c.n, c.k, nullptr), 1);
+    std::vector<uint8_t> after(hoisted.size());
+    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_OK(cudaMemcpy(after.data(), xq.p, after.size(), cudaMemcpyDeviceToHost));
+    EXPECT_TRUE(after == hoisted) << "a projection wrote the hoisted activation";
+    untouched(scratch.p);
     CUDA_OK(cudaGetLastError());
 }
 

@@ -54,17 +54,20 @@ BITGATE_DEVICE("proj_q8_0", "ragged_store", [](const Shape& s, const DeviceIo& i
     return per_call<StorePastN>(s, io, v2_width);
 });
 
-// Matrices 1 and 2 of the fused group passed in each other's place.
+// Matrices 1 and 2 of the fused group passed in each other's place; hoisted like fused4 itself:
+// the quantize is its preparation, the launch the fused projection.
 int fused4_swapped(const Shape& s, const DeviceIo& io) {
     const int64_t n = s["n"], k = s["k"], mat = n * (k / QK8_0);
     const BlockQ8_0* w = io.input<BlockQ8_0>(1);
     float* y = io.output<float>(0);
     const BlockQ8_0* ws[4] = {w, w + 2 * mat, w + mat, w + 3 * mat};
     float* ys[4] = {y, y + n, y + 2 * n, y + 3 * n};
-    cuda::quantize_q8_0(io.input<float>(0), io.workspace<BlockQ8_0>(0), k, stream_of(io));
     cuda::proj_q8_0_fused4(ws, io.workspace<BlockQ8_0>(0), ys, n, k, stream_of(io));
-    return 2;
+    return 1;
 }
+BITGATE_DEVICE_PREPARE("proj_q8_0", "fused4_swapped", [](const Shape& s, const DeviceIo& io) {
+    return cuda::proj_q8_0_hoist(io.input<float>(0), io.workspace<BlockQ8_0>(0), s["k"], stream_of(io));
+});
 BITGATE_DEVICE("proj_q8_0", "fused4_swapped", fused4_swapped);
 
 // Keeps its own quantized activation and re-quantizes only when x is at a new address: the
