@@ -42,14 +42,14 @@ Inputs inputs_of(const Dims& d, const char* profile, uint64_t seed = 3) {
 }
 
 // C and the intermediates of one chain, all poisoned with `poison` first.
-struct Run {
+struct ChainOut {
     std::vector<float> C, y;
     std::vector<uint8_t> qs;
     std::vector<uint32_t> sda;
 };
 
-Run poisoned(const Dims& d, uint8_t poison) {
-    Run r{std::vector<float>(size_t(d.n * d.N)), std::vector<float>(size_t(d.n * d.K)),
+ChainOut poisoned(const Dims& d, uint8_t poison) {
+    ChainOut r{std::vector<float>(size_t(d.n * d.N)), std::vector<float>(size_t(d.n * d.K)),
           std::vector<uint8_t>(pad40_qs_bytes(d.n, d.K)), std::vector<uint32_t>(pad40_sda_bytes(d.n, d.K) / 4)};
     std::memset(r.C.data(), poison, r.C.size() * 4);
     std::memset(r.y.data(), poison, r.y.size() * 4);
@@ -59,8 +59,8 @@ Run poisoned(const Dims& d, uint8_t poison) {
 }
 
 template <class Chain>
-Run chain_run(Chain chain, const Dims& d, const Inputs& in, uint8_t poison) {
-    Run r = poisoned(d, poison);
+ChainOut chain_run(Chain chain, const Dims& d, const Inputs& in, uint8_t poison) {
+    ChainOut r = poisoned(d, poison);
     chain(in.x(), in.norm_w(), in.w(), r.C.data(), ref::ChainWork{r.y.data(), r.qs.data(), r.sda.data()}, d.n, d.K,
           d.N);
     return r;
@@ -82,8 +82,8 @@ TEST(PrefillChain, FusedModelGivesTheUnfusedPairsBytes) {
     for (const Dims& d : kShapes)
         for (const char* p : {"uniform", "outliers", "zeros", "tiny", "signed_zero"}) {
             const Inputs in = inputs_of(d, p);
-            const Run f = chain_run(ref::prefill_chain_fused, d, in, 0xa5);
-            const Run u = chain_run(ref::prefill_chain_unfused, d, in, 0x5a);
+            const ChainOut f = chain_run(ref::prefill_chain_fused, d, in, 0xa5);
+            const ChainOut u = chain_run(ref::prefill_chain_unfused, d, in, 0x5a);
             const std::string where = std::to_string(d.n) + " " + std::to_string(d.K) + " " + std::to_string(d.N) + " " + p;
             EXPECT_TRUE(same_bytes(f.C, u.C)) << "C " << where;
             EXPECT_TRUE(same_bytes(f.qs, u.qs)) << "qs " << where;
@@ -97,11 +97,11 @@ TEST(PrefillChain, FusedModelGivesTheUnfusedPairsBytes) {
 TEST(PrefillChain, FusedModelRunsTheFusedNormAndWritesEverything) {
     for (const Dims& d : kShapes) {
         const Inputs in = inputs_of(d, "normal");
-        const Run a = chain_run(ref::prefill_chain_fused, d, in, 0xa5);
-        const Run b = chain_run(ref::prefill_chain_fused, d, in, 0x5a);
+        const ChainOut a = chain_run(ref::prefill_chain_fused, d, in, 0xa5);
+        const ChainOut b = chain_run(ref::prefill_chain_fused, d, in, 0x5a);
         EXPECT_TRUE(same_bytes(a.C, b.C) && same_bytes(a.y, b.y) && same_bytes(a.qs, b.qs) && same_bytes(a.sda, b.sda))
             << "a byte depends on the poison: " << d.n << " " << d.K << " " << d.N;
-        Run norm = poisoned(d, 0);
+        ChainOut norm = poisoned(d, 0);
         ref::rms_norm_quant_f32_t(in.x(), in.norm_w(), norm.y.data(), d.n, d.K, norm.qs.data(), norm.sda.data());
         EXPECT_TRUE(same_bytes(a.qs, norm.qs) && same_bytes(a.sda, norm.sda));
         ref::mmq_q8_0(norm.qs.data(), norm.sda.data(), in.w(), norm.C.data(), d.n, d.N, d.K, ref::MmqOrder::ascending,
@@ -139,7 +139,7 @@ TEST(PrefillChain, ModelTracksADoublePrecisionChain) {
     for (const Dims& d : {Dims{1, 896, 896}, Dims{65, 896, 200}, Dims{129, 3584, 64}})
         for (const char* p : {"uniform", "normal", "outliers"}) {
             const Inputs in = inputs_of(d, p, 11);
-            const Run m = chain_run(ref::prefill_chain_fused, d, in, 0);
+            const ChainOut m = chain_run(ref::prefill_chain_fused, d, in, 0);
             double err2 = 0, ref2 = 0;
             int64_t outside = 0;
             std::vector<double> y(size_t(d.K)), dc(size_t(d.K / 32));
