@@ -1,6 +1,7 @@
 #include "rms_norm.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "bitgate/inputs.hpp"
@@ -57,6 +58,14 @@ void rms_norm_quant_f32_t(const float* x, const float* w, float* y, int64_t n, i
     }
 }
 
+void fill_rms_norm_weight(const Shape&, const GenRequest& r, std::span<uint8_t> out) {
+    const inputs::Stream st(r);
+    for (size_t i = 0; i < out.size() / 4; ++i) {
+        const float v = 1.0f + 0.5f * st.uniform(i);
+        std::memcpy(out.data() + i * 4, &v, 4);
+    }
+}
+
 }  // namespace bitgate::ref
 
 namespace {
@@ -79,15 +88,7 @@ FamilySpec spec() {
         .tensors = {ref::pad40_input("x", "d"),
                     {.name = "w", .role = Role::input, .elem = Elem::f32,
                      .bytes = [](const Shape& s) { return size_t(s["d"]) * 4; },
-                     .generate =
-                         [](const Shape&, const GenRequest& r, std::span<uint8_t> out) {
-                             // Norm weights sit near 1 whatever the profile: 1 + u/2, u in [-1, 1).
-                             const inputs::Stream st(r);
-                             for (size_t i = 0; i < out.size() / 4; ++i) {
-                                 const float v = 1.0f + 0.5f * st.uniform(i);
-                                 std::memcpy(out.data() + i * 4, &v, 4);
-                             }
-                         }},
+                     .generate = ref::fill_rms_norm_weight},
                     ref::pad40_f32_output("y", "d"), ref::pad40_qs_tensor("d"), ref::pad40_sda_tensor("d")},
         .profiles = {"uniform", "normal", "outliers", "zeros", "tiny", "signed_zero"},
         .variants =
