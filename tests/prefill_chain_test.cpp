@@ -200,6 +200,7 @@ DeviceChain run_device_chain(const std::string& variant, const Dims& d, const st
     DeviceIo io;
     for (const Bytes& b : in) {
         bi.emplace_back(b.size());
+        bi.back().fill(0);  // sets the guard zones; the data is overwritten next
         bi.back().upload(b);
         io.in.push_back(bi.back().data());
     }

@@ -498,6 +498,7 @@ TEST(ProjQ8Device, BuffersAndLaunchCounts) {
     // The engine's split: the hoist is the preparation (1 launch), then the 96x7168 projection
     // costs one launch and a hoisted fused4 group one launch; neither touches xq or scratch.
     CUDA_OK(cudaMemset(xq.p, 0xa5, size_t(bpr) * sizeof(BlockQ8_0)));
+    CUDA_OK(cudaMemset(scratch.p, 0xa5, size_t(bpr) * sizeof(BlockQ8_0)));  // the per-call paths wrote it, as they should
     EXPECT_EQ(cuda::proj_q8_0_hoist(x.p, xq.p, c.k, nullptr), 1);
     untouched(scratch.p);
     std::vector<uint8_t> hoisted(size_t(bpr) * sizeof(BlockQ8_0));
