@@ -15,13 +15,7 @@ std::string tile_words(int64_t nchunk, int64_t tile, uint32_t r) {
 
 }  // namespace
 
-TensorSpec pad40_input(const std::string& name, const std::string& cols) {
-    return {.name = name, .role = Role::input, .elem = Elem::f32,
-            .bytes = [cols](const Shape& s) { return size_t(s["n"]) * size_t(s[cols]) * 4; },
-            .generate = [cols](const Shape& s, const GenRequest& r, std::span<uint8_t> out) {
-                inputs::fill_f32(out, r, uint64_t(s[cols]));
-            }};
-}
+TensorSpec pad40_input(const std::string& name, const std::string& cols) { return inputs::f32_input(name, "n", cols); }
 
 TensorSpec pad40_f32_output(const std::string& name, const std::string& cols) {
     return {.name = name, .role = Role::output, .elem = Elem::f32,

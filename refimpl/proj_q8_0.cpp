@@ -129,11 +129,7 @@ FamilySpec spec() {
         },
         .tensors =
             {
-                {.name = "x", .role = Role::input, .elem = Elem::f32,
-                 .bytes = [](const Shape& s) { return size_t(s["k"]) * 4; },
-                 .generate = [](const Shape& s, const GenRequest& r, std::span<uint8_t> out) {
-                     inputs::fill_f32(out, r, uint64_t(s["k"]));
-                 }},
+                inputs::f32_input("x", "", "k"),
                 {.name = "w", .role = Role::input, .elem = Elem::q8_0,
                  .bytes = [](const Shape& s) { return size_t(s["g"] * s["n"]) * xq_bytes(s); },
                  .generate =

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "bitgate/f16.hpp"
@@ -129,6 +130,16 @@ inline void fill_q8_0(std::span<uint8_t> out, const GenRequest& r) {
         }
         std::memcpy(out.data() + b * sizeof(BlockQ8_0), &blk, sizeof(BlockQ8_0));
     }
+}
+
+// The common f32 input: `rows` x `cols` (dimension names; rows "" for a single row), its profile
+// applied with `cols` as the channel count.
+inline TensorSpec f32_input(std::string name, std::string rows, std::string cols) {
+    return TensorSpec{.name = std::move(name), .role = Role::input, .elem = Elem::f32,
+                      .bytes = [rows, cols](const Shape& s) { return size_t(rows.empty() ? 1 : s[rows]) * size_t(s[cols]) * 4; },
+                      .generate = [cols](const Shape& s, const GenRequest& r, std::span<uint8_t> out) {
+                          fill_f32(out, r, uint64_t(s[cols]));
+                      }};
 }
 
 }  // namespace bitgate::inputs
