@@ -313,6 +313,25 @@ TEST(PtxLintNvcc, CleanFixturePasses) {
         EXPECT_NE(s.str().find(op), std::string::npos) << op;
 }
 
+// The contract-breaking mutants: rms_norm's rsqrtf and swiglu's __expf are caught by the lint
+// too, not only by the device diff.
+void expect_caught(const fs::path& ptx, const std::string& op) {
+    const auto r = bitgate::lint_path(ptx);
+    bool found = false;
+    for (const auto& f : r.findings) found |= f.instruction.rfind(op, 0) == 0 && f.rule.find(bitgate::rule_approx) != std::string::npos;
+    EXPECT_TRUE(found) << op << " not reported in " << ptx << ": " << describe(r.findings);
+}
+
+TEST(PtxLintNvcc, RsqrtfMutantFails) {
+    REQUIRE_PTX(kFixturePtx / "rms_norm_mutants.ptx");
+    expect_caught(kFixturePtx / "rms_norm_mutants.ptx", "rsqrt.approx");
+}
+
+TEST(PtxLintNvcc, ExpfMutantFails) {
+    REQUIRE_PTX(kFixturePtx / "swiglu_mutants.ptx");
+    expect_caught(kFixturePtx / "swiglu_mutants.ptx", "ex2.approx");
+}
+
 TEST(PtxLintNvcc, EveryKernelPasses) {
     REQUIRE_PTX(kKernelPtx);
     const auto r = bitgate::lint_dir(kKernelPtx);
