@@ -24,7 +24,7 @@ __device__ __forceinline__ float rms_row_sumsq(const float4* __restrict__ xr, in
     return acc;
 }
 
-// IEEE division and square root (-prec-div=true -prec-sqrt=true): never rsqrtf.
+// IEEE division and square root (-prec-div=true -prec-sqrt=true): never the approximate reciprocal square root.
 __device__ __forceinline__ float rms_scale(float ss, int64_t d) { return 1.0f / sqrtf(ss / float(d) + kRmsEps); }
 
 __device__ __forceinline__ float4 rms_apply(float4 x, float scale, float4 w) {

@@ -1,7 +1,7 @@
 // exp_det: a deterministic expf for bit-exact kernels (SiLU), identical on host and device.
 //
 // Built only from operations with one IEEE result: fmaf, *, -, comparisons and integer bit
-// operations. No libm, no MUFU (__expf, ex2.approx), so host and device round identically.
+// operations. No libm, no MUFU approximation, so host and device round identically.
 // Accuracy against exp in double over all 2^32 inputs: docs/exp.md (tests/exp_test.cpp proves it,
 // tests/exp_device_test.cpp proves host == device over the same 2^32 inputs).
 //
