@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "diff.hpp"
+#include "registry.hpp"
 
 namespace bitgate {
 
@@ -65,7 +66,7 @@ Attempt attempt(const FamilySpec& f, const VariantSpec& v, const Shape& s, const
     for (auto& g : a.in) io.in.emplace_back(g.data(), g.size);
     for (auto& g : a.out) io.out.emplace_back(g.data(), g.size);
     for (auto& g : a.work) io.work.emplace_back(g.data(), g.size);
-    v.model(s, io);
+    model_of(f, v)(s, io);
     return a;
 }
 

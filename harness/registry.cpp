@@ -1,6 +1,7 @@
 #include "registry.hpp"
 
 #include <charconv>
+#include <stdexcept>
 
 #include "errors.hpp"
 
@@ -36,6 +37,12 @@ std::vector<const VariantSpec*> real_variants(const FamilySpec& f) {
     for (const auto& v : f.variants)
         if (!v.mutant) out.push_back(&v);
     return out;
+}
+
+const HostModel& model_of(const FamilySpec& f, const VariantSpec& v) {
+    if (v.model) return v.model;
+    if (v.mutant && !v.golden_as.empty() && v.golden_as != v.name) return model_of(f, variant(f, v.golden_as));
+    throw std::logic_error(f.name + "/" + v.name + " has no host model");
 }
 
 const TensorSpec* tensor(const FamilySpec& f, const std::string& name) {

@@ -20,5 +20,7 @@ Shape parse_shape(const FamilySpec& f, const std::vector<std::string>& tokens, c
 // "" when valid for the family and the variant, else why not.
 std::string shape_problem(const FamilySpec& f, const VariantSpec* v, const Shape& s);
 const TensorSpec* tensor(const FamilySpec& f, const std::string& name);
+// The variant's host model; a kernel mutant without one uses the model of the variant it imitates.
+const HostModel& model_of(const FamilySpec& f, const VariantSpec& v);
 
 }  // namespace bitgate

@@ -38,6 +38,26 @@ void expect_all_caught(bool device) {
 
 TEST(Mutants, HostModelMutantsFailTheirGoldens) { expect_all_caught(false); }
 
+// A kernel mutant without a model of its own is held to the bytes of the variant it imitates.
+TEST(Mutants, KernelMutantsUseTheImitatedVariantsModel) {
+    size_t checked = 0;
+    for (const FamilySpec* f : families())
+        for (const VariantSpec& v : f->variants) {
+            if (v.mutant && v.model) {
+                EXPECT_EQ(v.expect, "golden_mismatch") << "a host mutant is caught by its goldens: " << v.name;
+            }
+            if (!v.mutant || v.model) continue;
+#if defined(BITGATE_HAVE_CUDA)
+            EXPECT_TRUE(f->device.count(v.name)) << "kernel mutant without a kernel: " << v.name;
+#endif
+            const VariantSpec& real = variant(*f, v.golden_as);
+            EXPECT_FALSE(real.mutant) << v.name;
+            EXPECT_EQ(&model_of(*f, v), &model_of(*f, real)) << f->name << "/" << v.name;
+            ++checked;
+        }
+    EXPECT_GT(checked, 0u);
+}
+
 TEST(MutantsDevice, KernelMutantsAreCaughtWithTheirClass) {
     BITGATE_REQUIRE_GPU();
     expect_all_caught(true);

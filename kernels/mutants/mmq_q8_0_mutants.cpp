@@ -1,5 +1,5 @@
 // Defective mmq_q8_0 variants the engine must catch, each with the verdict it must give.
-// Device mutants keep the correct model (the kernel is what is wrong); the host mutant has a
+// Kernel mutants are held to the variant they imitate (kernel_mutant); the host mutant has a
 // wrong model and must fail against the real variant's golden lines.
 //
 // Their shapes are kept small (n*N*K <= 2^27) so that `check --mutants` stays quick, and each one
@@ -15,11 +15,6 @@ namespace {
 
 using namespace bitgate;
 
-void correct_model(const Shape& s, const HostIo& io) {
-    ref::mmq_q8_0(io.input<uint8_t>(0), io.input<uint32_t>(1), io.input<BlockQ8_0>(2), io.output<float>(0), s["n"],
-                  s["N"], s["K"]);
-}
-
 // Per 4-chunk stage a partial from +0, then acc + partial: the same terms, another float order.
 void stage_partials_model(const Shape& s, const HostIo& io) {
     ref::mmq_q8_0(io.input<uint8_t>(0), io.input<uint32_t>(1), io.input<BlockQ8_0>(2), io.output<float>(0), s["n"],
@@ -32,9 +27,8 @@ std::string small(const Shape& s) {
 
 VariantSpec device_mutant(const char* name, const char* expect, const char* what,
                           std::function<std::string(const Shape&)> where) {
-    return VariantSpec{.name = name, .summary = what, .model = correct_model,
-                       .valid = [where](const Shape& s) { std::string w = small(s); return w.empty() ? where(s) : w; },
-                       .mutant = true, .expect = expect, .golden_as = "mma"};
+    return kernel_mutant("mma", name, expect, what,
+                         [where](const Shape& s) { std::string w = small(s); return w.empty() ? where(s) : w; });
 }
 
 BITGATE_VARIANT("mmq_q8_0", device_mutant("m_padded_token", "out_of_bounds",

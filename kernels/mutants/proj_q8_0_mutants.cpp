@@ -1,6 +1,6 @@
-// proj_q8_0 mutants: what each must be caught as. Device mutants carry the correct model (their
-// defect is in the kernel or launcher, kernels/mutants/proj_q8_0_mutants.cu); the host mutant
-// carries a wrong model and no kernel.
+// proj_q8_0 mutants: what each must be caught as. Kernel mutants carry no model: they are held
+// to the variant they imitate (the defect is in kernels/mutants/proj_q8_0_mutants.cu); the host
+// mutant carries a wrong model and no kernel.
 #include <string>
 
 #include "bitgate/proj_q8_0_order.hpp"
@@ -13,15 +13,12 @@ using namespace bitgate;
 
 int64_t bpr_of(const Shape& s) { return s["k"] / QK8_0; }
 
-HostModel v2_model(bool tree_ascending) {
-    return [tree_ascending](const Shape& s, const HostIo& io) {
-        ref::ProjQ8Order order{.width = proj_q8_0_v2_width(bpr_of(s))};
-        if (tree_ascending) {
-            const int ascending[5] = {1, 2, 4, 8, 16};
-            for (int i = 0; i < 5; ++i) order.tree[i] = ascending[i];
-        }
-        ref::proj_q8_0_group(io.input<float>(0), io.input<BlockQ8_0>(1), io.output<float>(0), s["n"], s["k"], s["g"], order);
-    };
+// v2's model with the warp tree's offsets applied ascending.
+void tree_ascending_model(const Shape& s, const HostIo& io) {
+    ref::ProjQ8Order order{.width = proj_q8_0_v2_width(bpr_of(s))};
+    const int ascending[5] = {1, 2, 4, 8, 16};
+    for (int i = 0; i < 5; ++i) order.tree[i] = ascending[i];
+    ref::proj_q8_0_group(io.input<float>(0), io.input<BlockQ8_0>(1), io.output<float>(0), s["n"], s["k"], s["g"], order);
 }
 
 // Enough blocks per row and rows that a reordered sum changes some row's bits.
@@ -32,13 +29,13 @@ std::string many_sums(const Shape& s) {
 BITGATE_VARIANT("proj_q8_0", VariantSpec{
     .name = "tree_ascending_model",
     .summary = "host model whose warp tree applies offsets 1, 2, 4, 8, 16",
-    .model = v2_model(true), .valid = many_sums,
+    .model = tree_ascending_model, .valid = many_sums,
     .mutant = true, .expect = "golden_mismatch", .golden_as = "v2"});
 
 BITGATE_VARIANT("proj_q8_0", VariantSpec{
     .name = "tree_ascending",
     .summary = "v2 kernel whose warp tree applies offsets 1, 2, 4, 8, 16",
-    .model = v2_model(false), .valid = many_sums,
+    .valid = many_sums,
     .mutant = true, .expect = "value_mismatch", .golden_as = "v2"});
 
 // Every row is still written (all blocks are summed, in another order): a value mismatch, not
@@ -46,7 +43,6 @@ BITGATE_VARIANT("proj_q8_0", VariantSpec{
 BITGATE_VARIANT("proj_q8_0", VariantSpec{
     .name = "width_off_by_one",
     .summary = "v2 with the width switch one block late: bpr 33 on 32 threads, 65 on 64",
-    .model = v2_model(false),
     .valid = [](const Shape& s) -> std::string {
         return bpr_of(s) == 33 || bpr_of(s) == 65 ? "" : "only differs at k/32 = 33 or 65";
     },
@@ -55,7 +51,6 @@ BITGATE_VARIANT("proj_q8_0", VariantSpec{
 BITGATE_VARIANT("proj_q8_0", VariantSpec{
     .name = "ragged_store",
     .summary = "v2 whose ragged last CUDA block stores up to 3 rows past n",
-    .model = v2_model(false),
     .valid = [](const Shape& s) -> std::string {
         return s["g"] == 1 && s["n"] >= 1024 && s["n"] % 4 != 0 ? "" : "needs g = 1, n >= 1024, n % 4 != 0";
     },
@@ -64,16 +59,13 @@ BITGATE_VARIANT("proj_q8_0", VariantSpec{
 BITGATE_VARIANT("proj_q8_0", VariantSpec{
     .name = "fused4_swapped",
     .summary = "fused4 launched with matrices 1 and 2 in each other's place",
-    .model = v2_model(false),
     .valid = [](const Shape& s) -> std::string { return s["g"] == 4 ? "" : "fused4 needs g == 4"; },
     .mutant = true, .expect = "value_mismatch", .golden_as = "fused4"});
 
-// Runs one case only: a second case whose x lands at a recycled address would already be stale
-// in run A and be reported as a value mismatch. Its catalog line: n=100 k=160 g=1 (mutants).
+// One case is enough to show the class. Its catalog line: n=100 k=160 g=1 (catalog mutants).
 BITGATE_VARIANT("proj_q8_0", VariantSpec{
     .name = "hoisted_stale",
     .summary = "hoisted path that re-quantizes only when x moves (a cache keyed on the pointer)",
-    .model = v2_model(false),
     .valid = [](const Shape& s) -> std::string {
         return s["n"] == 100 && s["k"] == 160 && s["g"] == 1 ? "" : "runs only on n=100 k=160 g=1";
     },

@@ -1,5 +1,5 @@
 // Defective quantize_pad40_t variants the engine must catch, each with the verdict it must give.
-// Device mutants keep the correct model; the host mutant is a wrong model held to v1's goldens.
+// Kernel mutants are held to v1's model; the host mutant is a wrong model held to v1's goldens.
 #include <cmath>
 #include <cstring>
 
@@ -11,10 +11,6 @@
 namespace {
 
 using namespace bitgate;
-
-void correct_model(const Shape& s, const HostIo& io) {
-    ref::quantize_pad40_t(io.input<float>(0), s["n"], s["d"], io.output<uint8_t>(0), io.output<uint32_t>(1));
-}
 
 // roundf (ties away from zero) where the plane uses rintf (ties to even): differs on exact ties.
 void roundf_model(const Shape& s, const HostIo& io) {
@@ -41,15 +37,10 @@ void roundf_model(const Shape& s, const HostIo& io) {
         }
 }
 
-VariantSpec device_mutant(const char* name, const char* expect, const char* what) {
-    return VariantSpec{.name = name, .summary = what, .model = correct_model, .mutant = true, .expect = expect,
-                       .golden_as = "v1"};
-}
-
-BITGATE_VARIANT("quantize_pad40_t", device_mutant("m_tail_unwritten", "unwritten",
+BITGATE_VARIANT("quantize_pad40_t", kernel_mutant("v1", "m_tail_unwritten", "unwritten",
                                                   "skips the padded tokens n .. 64-padded instead of writing zeros"));
-BITGATE_VARIANT("quantize_pad40_t", device_mutant("m_no_xor", "value_mismatch", "drops the swizzle's xor"));
-BITGATE_VARIANT("quantize_pad40_t", device_mutant("m_roundf", "value_mismatch",
+BITGATE_VARIANT("quantize_pad40_t", kernel_mutant("v1", "m_no_xor", "value_mismatch", "drops the swizzle's xor"));
+BITGATE_VARIANT("quantize_pad40_t", kernel_mutant("v1", "m_roundf", "value_mismatch",
                                                   "rounds with roundf instead of rintf (seen on ties)"));
 BITGATE_VARIANT("quantize_pad40_t", (VariantSpec{.name = "m_model_roundf",
                                                  .summary = "host model rounding with roundf instead of rintf",

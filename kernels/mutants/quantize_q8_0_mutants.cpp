@@ -1,5 +1,5 @@
 // Defective quantize_q8_0 variants the engine must catch, each with the verdict it must give.
-// Device mutants keep the correct model (the kernel is what is wrong); the host mutant has a
+// Kernel mutants are held to the variant they imitate (kernel_mutant); the host mutant has a
 // wrong model and must fail against the real variant's golden lines.
 #include <cmath>
 
@@ -10,10 +10,6 @@
 namespace {
 
 using namespace bitgate;
-
-void correct_model(const Shape& s, const HostIo& io) {
-    ref::quantize_q8_0(io.input<float>(0), io.output<BlockQ8_0>(0), s["k"]);
-}
 
 // rintf (ties to even) where ggml uses roundf (ties away): differs only on exact ties.
 void rintf_model(const Shape& s, const HostIo& io) {
@@ -28,15 +24,11 @@ void rintf_model(const Shape& s, const HostIo& io) {
     }
 }
 
-VariantSpec device_mutant(const char* name, const char* expect, const char* what) {
-    return VariantSpec{.name = name, .summary = what, .model = correct_model, .mutant = true, .expect = expect, .golden_as = "v1"};
-}
-
-BITGATE_VARIANT("quantize_q8_0", device_mutant("m_skip_last", "unwritten", "never writes the last Q8_0 block"));
-BITGATE_VARIANT("quantize_q8_0", device_mutant("m_past_end", "out_of_bounds", "writes one block past the end of y"));
-BITGATE_VARIANT("quantize_q8_0", device_mutant("m_rintf", "value_mismatch", "rounds with rintf instead of roundf (seen on ties)"));
-BITGATE_VARIANT("quantize_q8_0", device_mutant("m_writes_input", "input_modified", "scribbles on its input x"));
-BITGATE_VARIANT("quantize_q8_0", device_mutant("m_cached", "stale_on_reuse", "caches its result keyed on the input pointer"));
+BITGATE_VARIANT("quantize_q8_0", kernel_mutant("v1", "m_skip_last", "unwritten", "never writes the last Q8_0 block"));
+BITGATE_VARIANT("quantize_q8_0", kernel_mutant("v1", "m_past_end", "out_of_bounds", "writes one block past the end of y"));
+BITGATE_VARIANT("quantize_q8_0", kernel_mutant("v1", "m_rintf", "value_mismatch", "rounds with rintf instead of roundf (seen on ties)"));
+BITGATE_VARIANT("quantize_q8_0", kernel_mutant("v1", "m_writes_input", "input_modified", "scribbles on its input x"));
+BITGATE_VARIANT("quantize_q8_0", kernel_mutant("v1", "m_cached", "stale_on_reuse", "caches its result keyed on the input pointer"));
 BITGATE_VARIANT("quantize_q8_0", (VariantSpec{.name = "m_model_rintf", .summary = "host model rounding with rintf",
                                               .model = rintf_model, .mutant = true, .expect = "golden_mismatch",
                                               .golden_as = "v1"}));

@@ -137,6 +137,14 @@ struct VariantSpec {
     std::string golden_as;
 };
 
+// A kernel mutant: the kernel (or launcher) is what is wrong, so the bytes it must produce are
+// those of the variant it imitates. Its model is left empty; the engine uses the imitated one's.
+inline VariantSpec kernel_mutant(std::string imitates, std::string name, std::string expect, std::string what,
+                                 std::function<std::string(const Shape&)> valid = {}) {
+    return VariantSpec{.name = std::move(name), .summary = std::move(what), .valid = std::move(valid),
+                       .mutant = true, .expect = std::move(expect), .golden_as = std::move(imitates)};
+}
+
 struct FamilySpec {
     std::string name;
     std::string summary;
