@@ -420,7 +420,7 @@ __global__ void __launch_bounds__(kPrefillThreads)
 template <Bug B>
 int launch_prefill(const float* q, const uint16_t* kc, const uint16_t* vc, int64_t n_q, int64_t L, int64_t ctx,
                    int64_t n_head, int64_t n_kv_head, int64_t D, float* out, cudaStream_t stream) {
-    const dim3 grid(unsigned((n_q + kBQ - 1) / kBQ), unsigned(n_head));
+    const dim3 grid{unsigned((n_q + kBQ - 1) / kBQ), unsigned(n_head)};
     const float scale = attention_scale(D);
     const int G = int(n_head / n_kv_head);
     const size_t smem = prefill_smem_bytes(int(D));
@@ -442,9 +442,9 @@ int launch_decode(const float* q, const uint16_t* kc, const uint16_t* vc, int64_
     const int n_split = int(attn_splits(L));
     const int G = int(n_head / n_kv_head);
     const float scale = attention_scale(D);
-    const dim3 grid(unsigned(n_split), unsigned(n_kv_head));
+    const dim3 grid{unsigned(n_split), unsigned(n_kv_head)};
     const size_t smem = decode_smem_bytes(int(D), G);
-    const dim3 cgrid(unsigned(n_head), unsigned(D / kCombineDims));
+    const dim3 cgrid{unsigned(n_head), unsigned(D / kCombineDims)};
     if (D == 64) {
         cudaFuncSetAttribute(decode_split_kernel<64, B>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
         decode_split_kernel<64, B><<<grid, kDecodeThreads, smem, stream>>>(q, kc, vc, L, ctx, int(n_kv_head), G,

@@ -82,6 +82,11 @@ void attention_f16kv(const float* q, const uint16_t* k_cache, const uint16_t* v_
     }
 }
 
+std::string attention_decode_valid(const Shape& s) {
+    if (s["n_q"] != 1) return "decode needs n_q == 1";
+    return s["n_head"] / s["n_kv_head"] <= 64 ? "" : "decode needs n_head / n_kv_head <= 64";
+}
+
 void fill_kv_cache(const Shape& s, const GenRequest& r, std::span<uint8_t> out) {
     const inputs::Stream st(r, "kv_cache");
     const int64_t L = s["L"], ctx = s["ctx"], D = s["head_dim"];

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "bitgate/attention_order.hpp"
 #include "bitgate/spec.hpp"
@@ -32,6 +33,9 @@ void attention_split(const float* q, const float* k, const float* v, int64_t j0,
 // (the products of the new split are independent of the state: the kernels' chain is one fma.)
 // The state starts as split 0's (m, l, acc) unchanged; out[d] = A[d] / Ls at the end.
 void attention_fold(float& M, float& Ls, float* A, float m, float l, const float* acc, int64_t head_dim);
+
+// Shapes the decode kernel takes: "" or why not (one query, at most 64 heads per kv head).
+std::string attention_decode_valid(const Shape& s);
 
 // The cache inputs: positions < L hold f16(2u), u uniform in [-1, 1) (the profile does not
 // change them); positions L .. ctx-1 hold f16 NaN (0x7e00), which any read would carry into out.

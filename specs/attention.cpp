@@ -101,10 +101,7 @@ FamilySpec spec() {
               .summary = "one block per (kv head, split of 128 keys) serving the kv head's query heads, then a "
                          "combine launch folding the splits in order (none for one split)",
               .model = model,
-              .valid = [](const Shape& s) -> std::string {
-                  if (s["n_q"] != 1) return "decode needs n_q == 1";
-                  return s["n_head"] / s["n_kv_head"] <= 64 ? "" : "decode needs n_head / n_kv_head <= 64";
-              },
+              .valid = ref::attention_decode_valid,
               .claim = "attention"}},
         // The cache rows read (keys and values of the L valid positions), q and out.
         .bytes_moved = [](const Shape& s) {
