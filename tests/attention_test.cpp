@@ -14,8 +14,18 @@
 #include "bitgate/exp.hpp"
 #include "bitgate/f16.hpp"
 #include "bitgate/inputs.hpp"
+#include "gpu.hpp"
 
 using namespace bitgate;
+
+#if defined(BITGATE_HAVE_CUDA)
+namespace bitgate::test {
+// tests/attention_device.cu: cuda::attention_f16kv on output bytes poisoned with `poison`.
+std::string attention_device(const std::vector<float>& q, const std::vector<uint16_t>& k,
+                             const std::vector<uint16_t>& v, int64_t n_q, int64_t L, int64_t ctx, int64_t n_head,
+                             int64_t n_kv_head, int64_t head_dim, uint8_t poison, std::vector<float>& out);
+}  // namespace bitgate::test
+#endif
 
 namespace {
 
@@ -244,4 +254,25 @@ TEST(Attention, FoldWithEqualMaximaAddsExactly) {
     ref::attention_fold(M, Ls, A, -197.0f, 9.0f, acc, 2);
     EXPECT_EQ(Ls, 12.0f);
     EXPECT_EQ(A[0], 1.75f);
+}
+
+TEST(AttentionDevice, ForwardEntryPointEqualsModel) {
+    // The engine checks the registered prefill and decode launchers; this checks what the forward
+    // pass calls, with its own workspace, on both poisons (a byte never written differs).
+    BITGATE_REQUIRE_GPU();
+#if defined(BITGATE_HAVE_CUDA)
+    struct S { int64_t n_q, L, ctx, H, KV, D; };
+    for (const S& s : {S{1, 1, 4, 14, 2, 64}, S{1, 1000, 1010, 14, 2, 64}, S{1, 32768, 32800, 28, 4, 128},
+                       S{1, 33000, 33000, 8, 1, 64}, S{65, 65, 80, 28, 4, 128}, S{17, 300, 300, 4, 2, 64},
+                       S{1, 300, 310, 65, 1, 64}}) {
+        const Case c = generated(s.n_q, s.L, s.ctx, s.H, s.KV, s.D, "outliers");
+        const auto want = c.run();
+        for (uint8_t poison : {uint8_t(0xa5), uint8_t(0x5a)}) {
+            std::vector<float> got;
+            ASSERT_EQ(test::attention_device(c.q, c.k, c.v, s.n_q, s.L, s.ctx, s.H, s.KV, s.D, poison, got), "");
+            EXPECT_TRUE(same_bits(got, want)) << "n_q " << s.n_q << " L " << s.L << " heads " << s.H << "/" << s.KV
+                                              << " D " << s.D << " poison " << int(poison);
+        }
+    }
+#endif
 }
