@@ -173,7 +173,8 @@ TEST(Attention, CloseToDoubleSoftmax) {
     double worst = 0;
     for (const S& s : {S{1, 1000, 14, 2, 64, "uniform"}, S{1, 4096, 4, 1, 128, "outliers"},
                        S{65, 65, 14, 2, 64, "normal"}, S{17, 300, 4, 2, 128, "outliers"},
-                       S{1, 2000, 2, 2, 128, "normal"}}) {
+                       S{1, 2000, 2, 2, 128, "normal"}, S{1, 32768, 4, 1, 128, "outliers"},
+                       S{512, 512, 2, 1, 64, "outliers"}, S{1, 32768, 2, 1, 64, "zeros"}}) {
         const Case c = generated(s.n_q, s.L, s.L + 1, s.n_head, s.n_kv_head, s.D, s.profile);
         const auto out = c.run();
         const auto want = reference(c);
