@@ -1,0 +1,101 @@
+#include "attention.hpp"
+
+#include <cmath>
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "bitgate/exp.hpp"
+#include "bitgate/f16.hpp"
+#include "bitgate/inputs.hpp"
+#include "fma_clones.hpp"
+
+namespace bitgate::ref {
+
+BITGATE_FMA_CLONES void attention_split(const float* q, const float* k, const float* v, int64_t j0, int64_t j1,
+                                        int64_t head_dim, float scale, float& m, float& l, float* acc) {
+    const int64_t D = head_dim;
+    std::vector<float> s(size_t(j1 - j0));
+    for (int64_t j = j0; j < j1; ++j) {
+        const float* kj = k + j * D;
+        float dot = 0.0f;
+        for (int64_t d = 0; d < D; ++d) dot = std::fma(q[d], kj[d], dot);
+        s[size_t(j - j0)] = dot * scale;
+    }
+    // The max of finite values is the same whatever the order; the kernels use a tree.
+    m = s[0];
+    for (float x : s) m = x > m ? x : m;
+    l = 0.0f;
+    for (float& x : s) {
+        x = exp_det(x - m);
+        l = l + x;
+    }
+    for (int64_t d = 0; d < D; ++d) acc[d] = 0.0f;
+    for (int64_t j = j0; j < j1; ++j) {
+        const float p = s[size_t(j - j0)];
+        const float* vj = v + j * D;
+        for (int64_t d = 0; d < D; ++d) acc[d] = std::fma(p, vj[d], acc[d]);
+    }
+}
+
+BITGATE_FMA_CLONES void attention_fold(float& M, float& Ls, float* A, float m, float l, const float* acc,
+                                       int64_t head_dim) {
+    const float Mn = m > M ? m : M;
+    const float a = exp_det(M - Mn), b = exp_det(m - Mn);
+    Ls = std::fma(Ls, a, l * b);
+    for (int64_t d = 0; d < head_dim; ++d) A[d] = std::fma(A[d], a, acc[d] * b);
+    M = Mn;
+}
+
+void attention_f16kv(const float* q, const uint16_t* k_cache, const uint16_t* v_cache, int64_t n_q, int64_t L,
+                     int64_t ctx, int64_t n_head, int64_t n_kv_head, int64_t head_dim, float* out) {
+    const int64_t D = head_dim, G = n_head / n_kv_head;
+    const float scale = attention_scale(D);
+    std::vector<float> k(static_cast<size_t>(L * D)), v(static_cast<size_t>(L * D)), acc(static_cast<size_t>(D)),
+        A(static_cast<size_t>(D));
+    for (int64_t kvh = 0; kvh < n_kv_head; ++kvh) {
+        // Only the L valid positions are converted: the cache beyond them is never read.
+        for (int64_t i = 0; i < L * D; ++i) {
+            k[size_t(i)] = f16_to_f32(k_cache[kvh * ctx * D + i]);
+            v[size_t(i)] = f16_to_f32(v_cache[kvh * ctx * D + i]);
+        }
+        for (int64_t i = 0; i < n_q; ++i) {
+            const int64_t n_keys = L - n_q + i + 1;
+            for (int64_t g = 0; g < G; ++g) {
+                const int64_t h = kvh * G + g;
+                const float* qr = q + (i * n_head + h) * D;
+                float M = 0.0f, Ls = 0.0f;
+                for (int64_t c = 0; c < attn_splits(n_keys); ++c) {
+                    const int64_t j0 = c * kAttnSplit, j1 = std::min(n_keys, j0 + kAttnSplit);
+                    float m = 0.0f, l = 0.0f;
+                    attention_split(qr, k.data(), v.data(), j0, j1, D, scale, m, l, acc.data());
+                    if (c == 0) {
+                        M = m, Ls = l, A = acc;
+                    } else {
+                        attention_fold(M, Ls, A.data(), m, l, acc.data(), D);
+                    }
+                }
+                float* o = out + (i * n_head + h) * D;
+                for (int64_t d = 0; d < D; ++d) o[d] = A[size_t(d)] / Ls;
+            }
+        }
+    }
+}
+
+std::string attention_decode_valid(const Shape& s) {
+    if (s["n_q"] != 1) return "decode needs n_q == 1";
+    return s["n_head"] / s["n_kv_head"] <= 64 ? "" : "decode needs n_head / n_kv_head <= 64";
+}
+
+void fill_kv_cache(const Shape& s, const GenRequest& r, std::span<uint8_t> out) {
+    const inputs::Stream st(r, "kv_cache");
+    const int64_t L = s["L"], ctx = s["ctx"], D = s["head_dim"];
+    const size_t n = out.size() / 2;
+    for (size_t i = 0; i < n; ++i) {
+        const int64_t pos = int64_t(i / size_t(D)) % ctx;
+        const uint16_t h = pos < L ? f32_to_f16_rn(2.0f * st.uniform(i)) : uint16_t(0x7e00);
+        std::memcpy(out.data() + 2 * i, &h, 2);
+    }
+}
+
+}  // namespace bitgate::ref
