@@ -238,9 +238,11 @@ Closeness closeness(const std::vector<double>& ref, const std::vector<float>& go
 }
 
 // The bit-exact forward is a forward: within quantization error of the plain double-precision
-// definition. Q8_0 activations carry a relative error of about 1/254 per value; with logits of
-// spread ~4 that is a KLD of order 1e-4, far below the 5e-3 bound; a forward without RoPE (a
-// real bug that still gives plausible logits) lands far above it, so the bound can fail.
+// definition. Activations quantized to 8 bits (every projection's input) perturb the logits by
+// a fraction of a percent of their spread; tiny's quantized paths measure a mean KLD of about
+// 1e-3 against the double forward (the unquantized reference path about 1e-12). The bound 1e-2
+// leaves room for that and no more: a forward without RoPE (a real bug with plausible logits)
+// measures about 0.7, so the bound can fail.
 TEST(Forward, HostForwardIsCloseToADoublePrecisionForward) {
     const Model m = synth("tiny", 1);
     const int64_t prompt = 24, decode = 4, n = prompt + decode;
@@ -249,9 +251,11 @@ TEST(Forward, HostForwardIsCloseToADoublePrecisionForward) {
     for (const char* path : {"baseline", "fast", "reference"}) {
         const SequenceResult s = host_run(m, path, prompt, decode);
         const Closeness c = closeness(ref, s.logits, n, m.hp.n_vocab);
-        EXPECT_LT(c.mean_kld, 5e-3) << path;
+        EXPECT_LT(c.mean_kld, 1e-2) << path;
         EXPECT_GE(c.top1, 0.9) << path;
-        if (std::string(path) == "reference") EXPECT_LT(c.mean_kld, 1e-6) << "f32 without quantization";
+        if (std::string(path) == "reference") {
+            EXPECT_LT(c.mean_kld, 1e-6) << "f32 without quantization";
+        }
         std::printf("%s vs double forward: mean KLD %.3g, top-1 %.3f\n", path, c.mean_kld, c.top1);
     }
     const std::vector<double> broken = double_forward(m, toks, n, Defect{true});
@@ -259,13 +263,13 @@ TEST(Forward, HostForwardIsCloseToADoublePrecisionForward) {
     std::vector<float> bf(broken.begin(), broken.end());
     const Closeness c = closeness(ref, bf, n, m.hp.n_vocab);
     std::printf("forward without rope vs double forward: mean KLD %.3g, top-1 %.3f\n", c.mean_kld, c.top1);
-    EXPECT_GT(c.mean_kld, 5e-3) << "the bound must reject a forward without rope";
+    EXPECT_GT(c.mean_kld, 1e-2) << "the bound must reject a forward without rope";
 }
 
 // The md5 of tiny's logits (weights seed 1, tokens seed 7), pinned: it changes only when a host
 // model, the graph or the preset changes. Its correctness rests on the two tests above (the claim
 // baseline == fast and the closeness to the double forward), not on this constant.
-constexpr const char* kTinyMd5_16_4 = "";
+constexpr const char* kTinyMd5_16_4 = "fbf0aa0708ec78bbdab52e43e1b45fb2";
 TEST(Forward, TinyLogitsMd5IsPinned) {
     const Model m = synth("tiny", 1);
     const SequenceResult a = host_run(m, "baseline", 16, 4);
