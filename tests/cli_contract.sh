@@ -103,5 +103,12 @@ expect 0 'lint: 1 kernels in 1 files, 0 findings' -- "$bg" lint --ptx "$tmp/ptx"
 expect 1 'FAIL lint bad .*bad.ptx:3: ex2.approx.ftz.f32 %f2, %f1  \(approximation, flush-to-zero\)' -- "$bg" lint --ptx "$tmp/ptx" "$tmp/bad.ptx"
 expect 2 'no PTX here \(built without CUDA\?\)' -- "$bg" lint --ptx "$tmp/none"
 
+# Index inputs out of range are bad input, rejected before any table is read: an embed id past the
+# last row (id 4 of a 4-row table) and a rope position past the proven table (32768).
+printf '\x00\x00\x00\x00\x04\x00\x00\x00' >"$tmp/ids.bin"
+expect 2 'ids: token 1: id 4 is outside \[0, 4\)' -- "$bg" run --family embed --variant q8_0 --shape "n=2 d=32 vocab=4 type=2" --input "ids=$tmp/ids.bin" --out "$tmp"
+printf '\x00\x80\x00\x00' >"$tmp/pos.bin"
+expect 2 'pos: token 0: position 32768 is outside \[0, 32767\]' -- "$bg" run --family rope --variant v1 --shape "n=1 heads=1 head_dim=4 base=10000" --input "pos=$tmp/pos.bin" --out "$tmp"
+
 echo "$passes passed, $fails failed"
 [[ $fails -eq 0 ]]

@@ -24,7 +24,7 @@ uint64_t rope_table_device_mismatches(int64_t head_dim, float base, std::string*
         return ~0ull;
     }
     table_all<<<unsigned((count + 255) / 256), 256>>>(head_dim, base, dc, ds);
-    std::vector<float> c(size_t(count)), s(size_t(count));
+    std::vector<float> c(static_cast<size_t>(count)), s(static_cast<size_t>(count));
     cudaMemcpy(c.data(), dc, size_t(count) * 4, cudaMemcpyDeviceToHost);
     if (cudaMemcpy(s.data(), ds, size_t(count) * 4, cudaMemcpyDeviceToHost) != cudaSuccess) {
         *first = "kernel or copy failed";

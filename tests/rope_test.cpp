@@ -52,9 +52,9 @@ TEST(RopeTable, WithinTheDocumentedBoundOfDoubleOverEveryPosition) {
     for (int64_t hd : {64, 128})
         for (float base : {10000.0f, 1000000.0f}) {
             const Sweep w = sweep(hd, base);
-            std::printf("rope table head_dim %lld base %.0f: max |err| %.3e (2^-25 = %.3e), %llu of %lld values not "
-                        "the nearest float\n",
-                        (long long)hd, double(base), w.max_err, 0x1p-25, (unsigned long long)w.not_nearest,
+            std::printf("rope table head_dim %lld base %.0f: max |err| = 2^-25 %+.3e, %llu of %lld values not the "
+                        "nearest float\n",
+                        (long long)hd, double(base), w.max_err - 0x1p-25, (unsigned long long)w.not_nearest,
                         (long long)(hd * (ref::kRopeMaxPos + 1)));
             EXPECT_LE(w.max_err, kTableBound) << hd << " " << base;
         }
