@@ -1,6 +1,6 @@
 #include "attention.cuh"
 
-#include "attention_kernels.cuh"
+#include "attention_launch.cuh"
 #include "bitgate/attention_order.hpp"
 #include "bitgate/spec.hpp"
 

@@ -9,9 +9,14 @@
 // Masked keys inside a tile enter as p = 0: l + 0 and fma(0, v, acc) change no bit (v finite).
 // Every multiply-add is an explicit fmaf (the build has -fmad=false); exp is exp_det, no
 // hardware approximation; no atomics; nothing depends on the grid beyond the shape.
+//
+// tests/attention_sim_test.cpp compiles this file for the CPU, with the CUDA features it uses
+// emulated (tests/cuda_sim.hpp): plain C++ in the kernels, nothing else from CUDA.
 #pragma once
+#if !defined(BITGATE_CUDA_SIM)
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#endif
 
 #include <cstdint>
 
@@ -29,11 +34,20 @@ constexpr int kCombineDims = 32;  // dims per combine block
 constexpr int kPartPad = 4;       // part rows: acc[D], m, l, 2 unused (16-byte rows)
 constexpr int kBQ = 64, kBK = 64, kPrefillThreads = 256;
 
+#if !defined(BITGATE_CUDA_SIM)
+#define BITGATE_DYNAMIC_SMEM(name) extern __shared__ float4 name[]
+#define BITGATE_UNROLL _Pragma("unroll")
+#define BITGATE_UNROLL4 _Pragma("unroll 4")
+#else
+#define BITGATE_UNROLL
+#define BITGATE_UNROLL4
+#endif
+
 __device__ __forceinline__ float h2f(uint32_t bits) { return __half2float(__ushort_as_half(uint16_t(bits))); }
 
 __device__ __forceinline__ void unpack8(const uint4 w, float* f) {
     const uint32_t u[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
+    BITGATE_UNROLL
     for (int i = 0; i < 4; ++i) {
         f[2 * i] = h2f(u[i] & 0xffffu);
         f[2 * i + 1] = h2f(u[i] >> 16);
@@ -61,7 +75,7 @@ __global__ void __launch_bounds__(kDecodeThreads)
     decode_split_kernel(const float* __restrict__ q, const uint16_t* __restrict__ kc, const uint16_t* __restrict__ vc,
                         int64_t L, int64_t ctx, int n_kv_head, int G, float scale, int n_split,
                         float* __restrict__ part, float* __restrict__ out) {
-    extern __shared__ float4 smem4[];
+    BITGATE_DYNAMIC_SMEM(smem4);
     float* sv = reinterpret_cast<float*>(smem4);  // [kSplit][D]
     float* sq = sv + kSplit * D;                   // [G][D]
     float* sp = sq + G * D;                        // [G][kSplit]: scores, then p
@@ -78,10 +92,10 @@ __global__ void __launch_bounds__(kDecodeThreads)
     // All loads first: this thread's key row and its share of the V rows, then q.
     uint4 kr[W], vr[W];
     if (t < nk) {
-#pragma unroll
+        BITGATE_UNROLL
         for (int i = 0; i < W; ++i) kr[i] = __ldg(kp + int64_t(t) * W + i);
     }
-#pragma unroll
+    BITGATE_UNROLL
     for (int r = 0; r < W; ++r) {
         const int i = t + r * kDecodeThreads;
         if (i < nk * W) vr[r] = __ldg(vp + i);
@@ -91,7 +105,7 @@ __global__ void __launch_bounds__(kDecodeThreads)
         const int h = head_of<B>(kvh, g, G, n_kv_head);
         reinterpret_cast<float4*>(sq)[i] = __ldg(reinterpret_cast<const float4*>(q + int64_t(h) * D) + w);
     }
-#pragma unroll
+    BITGATE_UNROLL
     for (int r = 0; r < W; ++r) {
         const int i = t + r * kDecodeThreads;
         if (i < nk * W) {
@@ -108,13 +122,13 @@ __global__ void __launch_bounds__(kDecodeThreads)
         const float4* sq4 = reinterpret_cast<const float4*>(sq);
         for (int g0 = 0; g0 < G; g0 += 8) {
             float s[8];
-#pragma unroll
+            BITGATE_UNROLL
             for (int gg = 0; gg < 8; ++gg) s[gg] = 0.0f;
-#pragma unroll
+            BITGATE_UNROLL
             for (int i = 0; i < W; ++i) {
                 float kf[8];
                 unpack8(kr[i], kf);
-#pragma unroll
+                BITGATE_UNROLL
                 for (int gg = 0; gg < 8; ++gg) {
                     if (g0 + gg < G) {
                         const float4 qa = sq4[(g0 + gg) * (D / 4) + 2 * i], qb = sq4[(g0 + gg) * (D / 4) + 2 * i + 1];
@@ -131,7 +145,7 @@ __global__ void __launch_bounds__(kDecodeThreads)
                     }
                 }
             }
-#pragma unroll
+            BITGATE_UNROLL
             for (int gg = 0; gg < 8; ++gg)
                 if (g0 + gg < G) sp[(g0 + gg) * kSplit + t] = s[gg] * scale;
         }
@@ -142,7 +156,7 @@ __global__ void __launch_bounds__(kDecodeThreads)
     for (int g = warp; g < G; g += kDecodeThreads / 32) {
         float m = -INFINITY;
         for (int j = lane; j < nk; j += 32) m = max_of(m, sp[g * kSplit + j]);
-#pragma unroll
+        BITGATE_UNROLL
         for (int off = 16; off > 0; off >>= 1) m = max_of(m, __shfl_xor_sync(0xffffffffu, m, off));
         if (lane == 0) sm[g] = m;
     }
@@ -151,20 +165,20 @@ __global__ void __launch_bounds__(kDecodeThreads)
         for (int g = 0; g < G; ++g) sp[g * kSplit + t] = exp_det(sp[g * kSplit + t] - sm[g]);
     __syncthreads();
 
-    // p.v: thread (slot, d8) owns dims 8 d8 .. 8 d8 + 7 of heads slot, slot + SLOTS, ...; keys in
-    // order. Every thread sums l itself (the same chain, the same bits).
+    // p.v: thread (slot, d8) owns dims 4 d8 .. 4 d8 + 3 and D/2 + 4 d8 .. D/2 + 4 d8 + 3 (adjacent
+    // lanes read adjacent 16-byte words) of heads slot, slot + SLOTS, ...; keys in order. Every
+    // thread sums l itself (the same chain, the same bits).
     constexpr int SLOTS = kDecodeThreads / W;
     const int d8 = t % W, slot = t / W;
     for (int g = slot; g < G; g += SLOTS) {
         float acc[8];
-#pragma unroll
+        BITGATE_UNROLL
         for (int e = 0; e < 8; ++e) acc[e] = 0.0f;
         float l = 0.0f;
         const float* pg = sp + g * kSplit;
-        for (int j = 0; j < nk; ++j) {
-            const float p = pg[j];
-            const float4 va = reinterpret_cast<const float4*>(sv + j * D)[2 * d8];
-            const float4 vb = reinterpret_cast<const float4*>(sv + j * D)[2 * d8 + 1];
+        auto step = [&](float p, int j) {
+            const float4 va = reinterpret_cast<const float4*>(sv + j * D)[d8];
+            const float4 vb = reinterpret_cast<const float4*>(sv + j * D)[d8 + W];
             acc[0] = fmaf(p, va.x, acc[0]);
             acc[1] = fmaf(p, va.y, acc[1]);
             acc[2] = fmaf(p, va.z, acc[2]);
@@ -174,16 +188,25 @@ __global__ void __launch_bounds__(kDecodeThreads)
             acc[6] = fmaf(p, vb.z, acc[6]);
             acc[7] = fmaf(p, vb.w, acc[7]);
             l = l + p;
+        };
+        int j = 0;
+        for (; j + 4 <= nk; j += 4) {  // p of 4 keys in one 16-byte read, still one key at a time
+            const float4 p4 = *reinterpret_cast<const float4*>(pg + j);
+            step(p4.x, j);
+            step(p4.y, j + 1);
+            step(p4.z, j + 2);
+            step(p4.w, j + 3);
         }
+        for (; j < nk; ++j) step(pg[j], j);
         const int h = head_of<B>(kvh, g, G, n_kv_head);
         if (n_split == 1) {
-            float4* o = reinterpret_cast<float4*>(out + int64_t(h) * D) + 2 * d8;
-            o[0] = make_float4(acc[0] / l, acc[1] / l, acc[2] / l, acc[3] / l);
-            o[1] = make_float4(acc[4] / l, acc[5] / l, acc[6] / l, acc[7] / l);
+            float4* o = reinterpret_cast<float4*>(out + int64_t(h) * D);
+            o[d8] = make_float4(acc[0] / l, acc[1] / l, acc[2] / l, acc[3] / l);
+            o[d8 + W] = make_float4(acc[4] / l, acc[5] / l, acc[6] / l, acc[7] / l);
         } else {
             float* row = part + (int64_t(h) * n_split + c) * (D + kPartPad);
-            reinterpret_cast<float4*>(row)[2 * d8] = make_float4(acc[0], acc[1], acc[2], acc[3]);
-            reinterpret_cast<float4*>(row)[2 * d8 + 1] = make_float4(acc[4], acc[5], acc[6], acc[7]);
+            reinterpret_cast<float4*>(row)[d8] = make_float4(acc[0], acc[1], acc[2], acc[3]);
+            reinterpret_cast<float4*>(row)[d8 + W] = make_float4(acc[4], acc[5], acc[6], acc[7]);
             if (d8 == 0) {
                 row[D] = sm[g];
                 row[D + 1] = l;
@@ -264,7 +287,7 @@ __global__ void __launch_bounds__(kPrefillThreads)
                    int64_t n_q, int64_t L, int64_t ctx, int n_head, int n_kv_head, int G, float scale,
                    float* __restrict__ out) {
     constexpr int DP = D + 4, SP = kSplit + 4, DT = D / 16, W = D / 8;
-    extern __shared__ float4 smem4[];
+    BITGATE_DYNAMIC_SMEM(smem4);
     float* sQ = reinterpret_cast<float*>(smem4);  // [kBQ][DP]
     float* sKV = sQ + kBQ * DP;                     // [kBK][DP]: K, then V, as f32
     float* sS = sKV + kBK * DP;                     // [kBQ][SP]: scores, then p
@@ -307,20 +330,20 @@ __global__ void __launch_bounds__(kPrefillThreads)
             load_rows(kb, j0 + kt * kBK, nkt);
             __syncthreads();
             float s[4][4];
-#pragma unroll
+            BITGATE_UNROLL
             for (int a = 0; a < 4; ++a)
-#pragma unroll
+                BITGATE_UNROLL
                 for (int b = 0; b < 4; ++b) s[a][b] = 0.0f;
-#pragma unroll 4
+            BITGATE_UNROLL4
             for (int d = 0; d < D; d += 4) {
                 float4 qa[4], kk[4];
-#pragma unroll
+                BITGATE_UNROLL
                 for (int a = 0; a < 4; ++a) qa[a] = *reinterpret_cast<const float4*>(sQ + (ty + 16 * a) * DP + d);
-#pragma unroll
+                BITGATE_UNROLL
                 for (int b = 0; b < 4; ++b) kk[b] = *reinterpret_cast<const float4*>(sKV + (tx + 16 * b) * DP + d);
-#pragma unroll
+                BITGATE_UNROLL
                 for (int a = 0; a < 4; ++a)
-#pragma unroll
+                    BITGATE_UNROLL
                     for (int b = 0; b < 4; ++b) {
                         float x = s[a][b];
                         x = fmaf(qa[a].x, kk[b].x, x);
@@ -330,9 +353,9 @@ __global__ void __launch_bounds__(kPrefillThreads)
                         s[a][b] = x;
                     }
             }
-#pragma unroll
+            BITGATE_UNROLL
             for (int a = 0; a < 4; ++a)
-#pragma unroll
+                BITGATE_UNROLL
                 for (int b = 0; b < 4; ++b) {
                     const int r = ty + 16 * a, jj = kt * kBK + tx + 16 * b;
                     const bool seen = jj < nk && (B == Bug::non_causal || j0 + jj <= past + i0 + r);
@@ -357,10 +380,10 @@ __global__ void __launch_bounds__(kPrefillThreads)
             }
         }
         float acc[4][DT], lsum[4];
-#pragma unroll
+        BITGATE_UNROLL
         for (int a = 0; a < 4; ++a) {
             lsum[a] = 0.0f;
-#pragma unroll
+            BITGATE_UNROLL
             for (int e = 0; e < DT; ++e) acc[a][e] = 0.0f;
         }
         for (int kt = 0; kt * kBK < nk; ++kt) {
@@ -370,93 +393,50 @@ __global__ void __launch_bounds__(kPrefillThreads)
             __syncthreads();
             for (int j = 0; j < nkt; ++j) {
                 float p[4], v[DT];
-#pragma unroll
+                BITGATE_UNROLL
                 for (int a = 0; a < 4; ++a) p[a] = sS[(ty + 16 * a) * SP + kt * kBK + j];
-#pragma unroll
+                BITGATE_UNROLL
                 for (int e = 0; e < DT; e += 4) {
                     const float4 x = *reinterpret_cast<const float4*>(sKV + j * DP + tx * DT + e);
                     v[e] = x.x, v[e + 1] = x.y, v[e + 2] = x.z, v[e + 3] = x.w;
                 }
-#pragma unroll
+                BITGATE_UNROLL
                 for (int a = 0; a < 4; ++a) {
-#pragma unroll
+                    BITGATE_UNROLL
                     for (int e = 0; e < DT; ++e) acc[a][e] = fmaf(p[a], v[e], acc[a][e]);
                     lsum[a] = lsum[a] + p[a];
                 }
             }
         }
-#pragma unroll
+        BITGATE_UNROLL
         for (int a = 0; a < 4; ++a) {
             const int r = ty + 16 * a;
             if (c == 0) {
                 M[a] = s_m[r];
                 Ls[a] = lsum[a];
-#pragma unroll
+                BITGATE_UNROLL
                 for (int e = 0; e < DT; ++e) A[a][e] = acc[a][e];
             } else if (s_act[r]) {
                 const float m = s_m[r], Mn = max_of(m, M[a]);
                 const float wa = exp_det(M[a] - Mn), wb = exp_det(m - Mn);
                 Ls[a] = fmaf(Ls[a], wa, lsum[a] * wb);
-#pragma unroll
+                BITGATE_UNROLL
                 for (int e = 0; e < DT; ++e) A[a][e] = fmaf(A[a][e], wa, acc[a][e] * wb);
                 M[a] = Mn;
             }
         }
         __syncthreads();  // sS and the row stats are rewritten by the next split
     }
-#pragma unroll
+    BITGATE_UNROLL
     for (int a = 0; a < 4; ++a) {
         const int r = ty + 16 * a;
         if (r >= rows || (B == Bug::tail_unwritten && i0 + r == n_q - 1)) continue;
         float* o = out + ((i0 + r) * n_head + h) * D + tx * DT;
-#pragma unroll
+        BITGATE_UNROLL
         for (int e = 0; e < DT; e += 4)
             *reinterpret_cast<float4*>(o + e) =
                 make_float4(A[a][e] / Ls[a], A[a][e + 1] / Ls[a], A[a][e + 2] / Ls[a], A[a][e + 3] / Ls[a]);
     }
-}
-
-// Launchers shared by the real kernels and the mutants.
-template <Bug B>
-int launch_prefill(const float* q, const uint16_t* kc, const uint16_t* vc, int64_t n_q, int64_t L, int64_t ctx,
-                   int64_t n_head, int64_t n_kv_head, int64_t D, float* out, cudaStream_t stream) {
-    const dim3 grid{unsigned((n_q + kBQ - 1) / kBQ), unsigned(n_head)};
-    const float scale = attention_scale(D);
-    const int G = int(n_head / n_kv_head);
-    const size_t smem = prefill_smem_bytes(int(D));
-    if (D == 64) {
-        cudaFuncSetAttribute(prefill_kernel<64, B>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-        prefill_kernel<64, B><<<grid, kPrefillThreads, smem, stream>>>(q, kc, vc, n_q, L, ctx, int(n_head),
-                                                                      int(n_kv_head), G, scale, out);
-    } else {
-        cudaFuncSetAttribute(prefill_kernel<128, B>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-        prefill_kernel<128, B><<<grid, kPrefillThreads, smem, stream>>>(q, kc, vc, n_q, L, ctx, int(n_head),
-                                                                       int(n_kv_head), G, scale, out);
-    }
-    return 1;
-}
-
-template <Bug B>
-int launch_decode(const float* q, const uint16_t* kc, const uint16_t* vc, int64_t L, int64_t ctx, int64_t n_head,
-                  int64_t n_kv_head, int64_t D, float* out, float* part, cudaStream_t stream) {
-    const int n_split = int(attn_splits(L));
-    const int G = int(n_head / n_kv_head);
-    const float scale = attention_scale(D);
-    const dim3 grid{unsigned(n_split), unsigned(n_kv_head)};
-    const size_t smem = decode_smem_bytes(int(D), G);
-    const dim3 cgrid{unsigned(n_head), unsigned(D / kCombineDims)};
-    if (D == 64) {
-        cudaFuncSetAttribute(decode_split_kernel<64, B>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-        decode_split_kernel<64, B><<<grid, kDecodeThreads, smem, stream>>>(q, kc, vc, L, ctx, int(n_kv_head), G,
-                                                                          scale, n_split, part, out);
-        if (n_split > 1) decode_combine_kernel<64, B><<<cgrid, kCombineThreads, 0, stream>>>(part, n_split, out);
-    } else {
-        cudaFuncSetAttribute(decode_split_kernel<128, B>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-        decode_split_kernel<128, B><<<grid, kDecodeThreads, smem, stream>>>(q, kc, vc, L, ctx, int(n_kv_head), G,
-                                                                           scale, n_split, part, out);
-        if (n_split > 1) decode_combine_kernel<128, B><<<cgrid, kCombineThreads, 0, stream>>>(part, n_split, out);
-    }
-    return n_split > 1 ? 2 : 1;
 }
 
 }  // namespace bitgate::cuda::attn

@@ -1,6 +1,6 @@
 // The defective attention kernels behind kernels/mutants/attention_mutants.cpp: the real kernels
 // (kernels/attention_kernels.cuh) compiled with one defect switched on.
-#include "../attention_kernels.cuh"
+#include "../attention_launch.cuh"
 #include "bitgate/spec.hpp"
 
 namespace bitgate::cuda {
