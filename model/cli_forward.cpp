@@ -290,7 +290,13 @@ int cmd_bench(const BenchArgs& a) {
 
 }  // namespace
 
-void add_forward_verbs(CLI::App& model, int& rc) {
+}  // namespace bitgate::model
+
+namespace bitgate {
+
+using namespace model;
+
+void add_model_forward_verbs(CLI::App& model, int& rc) {
     auto run = std::make_shared<RunArgs>();
     CLI::App* c = model.add_subcommand("run", "Prefill a prompt, decode tokens, write the logits (.spkl) and their md5");
     add_run_options(c, *run, true);
@@ -336,4 +342,4 @@ void add_forward_verbs(CLI::App& model, int& rc) {
     c->callback([be, &rc] { rc = cmd_bench(*be); });
 }
 
-}  // namespace bitgate::model
+}  // namespace bitgate
