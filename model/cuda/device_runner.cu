@@ -7,6 +7,8 @@
 
 #include <cstring>
 #include <map>
+#include <set>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -81,6 +83,7 @@ public:
     void forward(const Graph& g, const int32_t* ids, float* logits, CallStat& st) override {
         SmScope sms(opt_.sm_count);
         prepare(g, ids);
+        warm_up(g);
         cudaGraph_t graph = nullptr;
         ck(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed), "begin capture");
         try {
@@ -106,6 +109,7 @@ public:
         SmScope sms(opt_.sm_count);
         std::vector<int32_t> ids(size_t(g.n), 0);
         prepare(g, ids.data());
+        warm_up(g);
         BenchStats b;
         b.reps = reps;
         cudaGraph_t graph = nullptr;
@@ -149,6 +153,17 @@ public:
     }
 
 private:
+    // The first graph of each kind runs eagerly once before its capture, so that launchers which
+    // set function attributes or query occupancy on first use do so outside the capture. The run
+    // is the same computation on the same inputs: it stores the same cache values at the same
+    // positions, which the captured run then stores again.
+    void warm_up(const Graph& g) {
+        const std::pair<int, int> kind{int(g.mode), g.launches()};
+        if (!warmed_.insert(kind).second) return;
+        for (const Step& s : g.steps) enqueue(g, s);
+        ck(cudaStreamSynchronize(stream_), "warm-up run");
+    }
+
     static int kernel_nodes(cudaGraph_t graph) {
         size_t count = 0;
         ck(cudaGraphGetNodes(graph, nullptr, &count), "graph nodes");
@@ -253,6 +268,7 @@ private:
     std::map<std::string, std::pair<void*, size_t>> bufs_;
     void* work_ = nullptr;
     size_t work_bytes_ = 0;
+    std::set<std::pair<int, int>> warmed_;
 };
 
 }  // namespace
