@@ -5,6 +5,7 @@
 #include <fstream>
 #include <map>
 
+#include "catalog.hpp"
 #include "check.hpp"
 #include "cli.hpp"
 #include "device.hpp"
@@ -40,6 +41,11 @@ int do_run(const RunOpts& o) {
     const FamilySpec& f = family(o.family);
     const VariantSpec& v = variant(f, o.variant);
     const Shape s = parse_shape(f, words(o.shape), "--shape");
+    if (!known_profile(f, o.profile)) {
+        std::string known;
+        for (const auto& p : f.profiles) known += (known.empty() ? "" : ", ") + p;
+        throw BadInput("--profile " + o.profile + ": not a profile of " + f.name + " (known: " + known + ")");
+    }
     if (std::string why = shape_problem(f, &v, s); !why.empty()) throw BadInput("--shape: " + why);
     std::vector<Bytes> in = make_inputs(f, s, o.seed, o.profile);
     const auto ins = tensors_of(f, Role::input);
