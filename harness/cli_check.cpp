@@ -180,12 +180,33 @@ int do_golden(const CommonOpts& c, bool regen) {
     CheckSession session(o);
     Progress progress;
     bool unsound = false;
-    for (size_t i = 0; i < groups.size(); ++i) {
-        const CaseGroup& g = groups[i];
-        for (const VariantSpec* v : g.variants) planned.insert(seedless_key(golden_key(*g.family, v->name, g.shape, g.seed, g.profile)));
-        if (!in_shard(i, o)) continue;
-        progress(i, groups.size(), g.id());
-        for (const VariantSpec* v : g.variants) {
+    // Lines at seeds the catalogs do not name (added by regen --seeds) belong to their catalog
+    // case: they are checked, and regenerated, with it.
+    std::map<std::string, std::pair<CaseGroup, const VariantSpec*>> by_seedless;
+    for (size_t i = 0; i < groups.size(); ++i)
+        for (const VariantSpec* v : groups[i].variants) {
+            const std::string sk = seedless_key(golden_key(*groups[i].family, v->name, groups[i].shape, groups[i].seed, groups[i].profile));
+            planned.insert(sk);
+            if (in_shard(i, o)) by_seedless.emplace(sk, std::make_pair(groups[i], v));
+        }
+    std::vector<std::pair<CaseGroup, const VariantSpec*>> work;
+    for (size_t i = 0; i < groups.size(); ++i)
+        if (in_shard(i, o))
+            for (const VariantSpec* v : groups[i].variants) work.emplace_back(groups[i], v);
+    for (const auto& [fam, file] : olds)
+        for (const auto& [key, d] : file.lines) {
+            auto it = by_seedless.find(seedless_key(key));
+            if (it == by_seedless.end()) continue;
+            CaseGroup g = it->second.first;
+            const auto at = key.find(" seed=") + 6;
+            g.seed = std::stoull(key.substr(at, key.find(' ', at) - at));
+            g.own_seed = false;
+            work.emplace_back(std::move(g), it->second.second);
+        }
+    for (size_t i = 0; i < work.size(); ++i) {
+        const CaseGroup& g = work[i].first;
+        progress(i, work.size(), g.id());
+        for (const VariantSpec* v : {work[i].second}) {
             const std::string key = golden_key(*g.family, v->name, g.shape, g.seed, g.profile);
             if (!seen.insert(key).second) continue;  // the same case from two catalog lines
             auto gc = session.golden_case(g, *v, olds[g.family->name]);
@@ -231,7 +252,9 @@ int do_golden(const CommonOpts& c, bool regen) {
             if (!whole || planned.count(seedless_key(key))) { kept.push_back({old.where.at(key), {key, d}}); continue; }
             family_changed = true;
             if (regen) { std::printf("- %s\n", golden_line(key, d).c_str()); ++removed; continue; }
-            Result r{.family = f->name, .where = "host", .catalog = "golden", .origin = old.where.at(key), .case_id = key,
+            // The case id's spelling: "family/variant dims seed= profile=".
+            const std::string id = key.substr(0, f->name.size()) + "/" + key.substr(f->name.size() + 1);
+            Result r{.family = f->name, .where = "host", .catalog = "golden", .origin = old.where.at(key), .case_id = id,
                      .verdict = Verdict::golden_mismatch, .note = "stale line: no catalog case makes it (run golden regen)"};
             show(c, r);
             rs.push_back(std::move(r));

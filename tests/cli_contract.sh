@@ -95,6 +95,17 @@ expect 0 ' 0 failed' -- "$bg" golden check --family quantize_q8_0 --root "$tmp/r
 expect 0 ' 0 failed' -- "$bg" golden check --family quantize_q8_0 --seeds 2 --require-golden --root "$tmp/root"
 expect 0 '0 lines added, 0 changed, 0 removed' -- env -u CI "$bg" golden regen --family quantize_q8_0 --root "$tmp/root"
 
+# a stale line is named in the same spelling as every case
+root
+echo "quantize_q8_0 v1 k=4064 seed=1 profile=zeros y=0123456789abcdef0123456789abcdef" >>"$tmp/root/golden/quantize_q8_0.golden"
+expect 1 'FAIL +host +quantize_q8_0/v1 k=4064 seed=1 profile=zeros  golden_mismatch  \(stale line' -- "$bg" golden check --family quantize_q8_0 --root "$tmp/root"
+# a line at a seed the catalog does not name is checked with its catalog case
+root
+echo "quantize_q8_0 v1 k=32 seed=99 profile=zeros y=0123456789abcdef0123456789abcdef" >>"$tmp/root/golden/quantize_q8_0.golden"
+expect 1 'FAIL +host +quantize_q8_0/v1 k=32 seed=99 profile=zeros  golden_mismatch' -- "$bg" golden check --family quantize_q8_0 --root "$tmp/root"
+expect 0 '0 lines added, 1 changed, 0 removed' -- env -u CI "$bg" golden regen --family quantize_q8_0 --root "$tmp/root"
+expect 0 ' 0 failed' -- "$bg" golden check --family quantize_q8_0 --root "$tmp/root"
+
 # Regeneration is deliberate: refused under any CI value, --dry-run writes nothing, no reports.
 root
 expect 2 'refuses to run under CI=1' -- env CI=1 "$bg" golden regen --family quantize_q8_0 --root "$tmp/root"
