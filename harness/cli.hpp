@@ -1,10 +1,14 @@
 // The `bitgate` command line. Each verb group lives in its own file and adds itself here.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
 
 namespace bitgate {
 
 int cli_main(int argc, char** argv);
+// The arguments of this invocation (for reports); empty outside cli_main.
+const std::vector<std::string>& command_line();
 
 // Verb groups. Each adds a subcommand whose callback sets `rc` (0 held, 1 failed); bad input is
 // thrown as BadInput, a missing GPU as NoGpu.

@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <memory>
 
+#include "catalog.hpp"
 #include "check.hpp"
 #include "cli.hpp"
 #include "device.hpp"
@@ -40,6 +42,11 @@ int do_run(const RunOpts& o) {
     const FamilySpec& f = family(o.family);
     const VariantSpec& v = variant(f, o.variant);
     const Shape s = parse_shape(f, words(o.shape), "--shape");
+    if (!known_profile(f, o.profile)) {
+        std::string known;
+        for (const auto& p : f.profiles) known += (known.empty() ? "" : ", ") + p;
+        throw BadInput("--profile " + o.profile + ": not a profile of " + f.name + " (known: " + known + ")");
+    }
     if (std::string why = shape_problem(f, &v, s); !why.empty()) throw BadInput("--shape: " + why);
     std::vector<Bytes> in = make_inputs(f, s, o.seed, o.profile);
     const auto ins = tensors_of(f, Role::input);
@@ -83,7 +90,8 @@ int do_run(const RunOpts& o) {
 }  // namespace
 
 void add_run_verb(CLI::App& app, int& rc) {
-    static RunOpts o;
+    auto owned = std::make_shared<RunOpts>();  // lives as long as the callback
+    RunOpts& o = *owned;
     auto* c = app.add_subcommand("run", "run one family/variant on given inputs; write its outputs");
     c->add_option("--family", o.family, "family")->required();
     c->add_option("--variant", o.variant, "variant")->required();
@@ -93,7 +101,7 @@ void add_run_verb(CLI::App& app, int& rc) {
     c->add_option("--profile", o.profile, "profile for generated inputs (default uniform)");
     c->add_option("--out", o.out, "directory for the outputs (NAME.npy)");
     c->add_flag("--device", o.device, "run the CUDA kernel instead of the host model");
-    c->callback([&rc] { rc = do_run(o); });
+    c->callback([&rc, owned] { rc = do_run(*owned); });
 }
 
 }  // namespace bitgate
