@@ -139,6 +139,9 @@ inline TensorSpec f32_input(std::string name, std::string rows, std::string cols
                       .bytes = [rows, cols](const Shape& s) { return size_t(rows.empty() ? 1 : s[rows]) * size_t(s[cols]) * 4; },
                       .generate = [cols](const Shape& s, const GenRequest& r, std::span<uint8_t> out) {
                           fill_f32(out, r, uint64_t(s[cols]));
+                      },
+                      .dims = [rows, cols](const Shape& s) {
+                          return rows.empty() ? std::vector<int64_t>{s[cols]} : std::vector<int64_t>{s[rows], s[cols]};
                       }};
 }
 
