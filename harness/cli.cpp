@@ -41,15 +41,15 @@ int cli_main(int argc, char** argv) {
         return exit_bad_input;
     } catch (const BadInput& e) {
         std::fflush(stdout);
-        std::fprintf(stderr, "bitgate: error: %s\n", e.what());
+        std::fprintf(stderr, "bitgate: error: %s\n", printable(e.what()).c_str());
         return exit_bad_input;
     } catch (const NoGpu& e) {
         std::fflush(stdout);
-        std::fprintf(stderr, "bitgate: a GPU is required: %s\n", e.what());
+        std::fprintf(stderr, "bitgate: a GPU is required: %s\n", printable(e.what()).c_str());
         return exit_no_gpu;
     } catch (const std::exception& e) {
         std::fflush(stdout);
-        std::fprintf(stderr, "bitgate: internal error: %s\n", e.what());
+        std::fprintf(stderr, "bitgate: internal error: %s\n", printable(e.what()).c_str());
         return exit_internal;
     }
     return rc;

@@ -44,6 +44,11 @@ struct Shape {
 
 // How the property search draws one dimension: uniformly in [lo, hi] in steps of `multiple`,
 // or one of `edges` (dispatch boundaries, ragged tails) a quarter of the time.
+//
+// `max` is the largest value a catalog line or `--shape` may give (0: the engine's default,
+// kDimMax, the int32 range the kernels index in). The engine also rejects a shape whose
+// dimensions multiply past kDimProductMax or whose buffers together exceed the case-size limit
+// (harness/registry.hpp), before any family code computes a size: no family formula can overflow.
 struct Dim {
     std::string name;
     int64_t lo = 1;
@@ -51,7 +56,11 @@ struct Dim {
     int64_t multiple = 1;
     std::vector<int64_t> edges;
     std::string doc;  // one line for `bitgate list`
+    int64_t max = 0;
 };
+
+inline constexpr int64_t kDimMax = 2147483647;                // INT32_MAX
+inline constexpr uint64_t kDimProductMax = uint64_t(1) << 48;  // leaves 2^15 for per-element bytes
 
 // ---------------------------------------------------------------------------------------------
 // Tensors.
@@ -90,6 +99,9 @@ struct TensorSpec {
     // Byte offset -> named coordinates, e.g. "row 7 block 3 qs[12]". Empty: the engine prints
     // the element index.
     std::function<std::string(const Shape&, size_t offset)> decode;
+    // Elements per axis, C order (e.g. {n, k}), for the .npy files `run` writes. Empty: the engine
+    // writes one axis (Q8_0 tensors: blocks x 34 bytes); ignored when it disagrees with `bytes`.
+    std::function<std::vector<int64_t>(const Shape&)> dims;
 };
 
 // ---------------------------------------------------------------------------------------------
