@@ -25,7 +25,7 @@
 #include "spkl.hpp"
 #include "spkl_diff.hpp"
 #include "spkl_math.hpp"
-#include "spkl_npy.hpp"
+#include "npy.hpp"
 
 namespace {
 
@@ -557,13 +557,12 @@ TEST_F(SpklTest, NpyRoundTripThroughTheCli) {
         EXPECT_TRUE(r.finish().ok());
     }
     EXPECT_EQ(run_cli({"spkl", "to-npy", path("l.spkl"), path("back.npy"), "--targets", path("tb.npy")}), 0);
-    NpyReader back(path("back.npy"));
-    EXPECT_EQ(back.array().descr, "<f4");
-    EXPECT_EQ(back.array().shape, (std::vector<uint64_t>{3, 10}));
-    std::vector<float> got(30);
-    back.read(got.data(), 120);
-    EXPECT_EQ(std::memcmp(got.data(), flat.data(), 120), 0);
-    EXPECT_EQ(read_npy_ids(path("tb.npy"), 3, true), (std::vector<uint32_t>{4, kNoTarget, 9}));
+    const npy::Tensor back = npy::read(path("back.npy"));
+    EXPECT_EQ(back.dtype, "<f4");
+    EXPECT_EQ(back.shape, (std::vector<int64_t>{3, 10}));
+    ASSERT_EQ(back.bytes.size(), 120u);
+    EXPECT_EQ(std::memcmp(back.bytes.data(), flat.data(), 120), 0);
+    EXPECT_EQ(npy::read_ids(path("tb.npy"), 3, true), (std::vector<uint32_t>{4, kNoTarget, 9}));
 
     // f16 logits stay f16.
     std::vector<uint16_t> h(30);
@@ -573,7 +572,8 @@ TEST_F(SpklTest, NpyRoundTripThroughTheCli) {
     EXPECT_EQ(Reader(path("h.spkl")).header().dtype, Dtype::f16);
 
     // Bad arrays.
-    write_npy_by_hand(path("f8.npy"), "<f8", "(3, 10)", flat.data(), 240);
+    const std::vector<double> flat8(flat.begin(), flat.end());
+    write_npy_by_hand(path("f8.npy"), "<f8", "(3, 10)", flat8.data(), flat8.size() * 8);
     std::string m = bad_input_message([&] { run_cli({"spkl", "from-npy", path("f8.npy"), path("x.spkl")}); });
     EXPECT_TRUE(one_line_starting_with(m, path("f8.npy") + ": ")) << m;
     write_npy_by_hand(path("1d.npy"), "<f4", "(30,)", flat.data(), 120);

@@ -17,6 +17,9 @@
 
 namespace bitgate::spkl {
 
+inline constexpr unsigned kMaxThreads = 256;                  // --threads above this is taken as this
+inline constexpr size_t kMaxDiffRowBytes = size_t{64} << 20;  // a row diff holds whole (x4 buffers)
+
 struct DiffOptions {
     unsigned threads = 0;              // 0: std::thread::hardware_concurrency()
     bool md5 = true;                   // false for `spkl kld` (skips the two md5 streams)

@@ -4,6 +4,9 @@
 #include <atomic>
 #include <barrier>
 #include <chrono>
+#include <condition_variable>
+#include <optional>
+#include <system_error>
 #include <cmath>
 #include <cstring>
 #include <exception>
@@ -238,11 +241,19 @@ DiffResult diff(const std::string& path_a, const std::string& path_b, const Diff
     const std::vector<uint32_t>& targets = !ra.target_ids().empty() ? ra.target_ids() : rb.target_ids();
 
     Md5 md5a, md5b;
-    md5a.update(ra.prefix().data(), ra.prefix().size());
-    md5b.update(rb.prefix().data(), rb.prefix().size());
-    const bool prefix_same = ra.prefix() == rb.prefix();
+    if (opt.md5) {
+        ra.visit_prefix([&](const void* p, size_t n) { md5a.update(p, n); });
+        rb.visit_prefix([&](const void* p, size_t n) { md5b.update(p, n); });
+    }
+    const bool prefix_same = ra.same_prefix(rb);
 
     const size_t rba = res.ha.row_bytes(), rbb = res.hb.row_bytes();
+    // A batch holds whole rows of both files, twice (double buffering): bound the row.
+    for (const Reader* r : {&ra, &rb})
+        if (r->header().row_bytes() > kMaxDiffRowBytes)
+            throw BadInput(r->path() + ": rows of " + std::to_string(r->header().row_bytes()) + " bytes (vocabulary " +
+                           std::to_string(r->header().vocab) + ") exceed the " + std::to_string(kMaxDiffRowBytes >> 20) +
+                           " MiB a row may have for diff");
     const size_t batch = std::max<size_t>(1, opt.batch_bytes / std::max(rba, rbb));
     Slot slots[2];
     for (Slot& s : slots) {
@@ -250,7 +261,7 @@ DiffResult diff(const std::string& path_a, const std::string& path_b, const Diff
         s.b.resize((batch * rbb + 3) / 4);
     }
     unsigned nt = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
-    res.threads = nt;
+    nt = std::min(nt, kMaxThreads);
 
     // Per batch, tasks in this order: 0 read the next batch of A, 1 of B, 2 md5 of this batch of A,
     // 3 of B, then one task per row. Threads take tasks in order; a barrier ends the batch.
@@ -290,8 +301,17 @@ DiffResult diff(const std::string& path_a, const std::string& path_b, const Diff
         ntasks = 4 + slots[cur].rows;
         done = failed.load() || slots[cur].rows == 0;
     };
-    std::barrier sync(static_cast<std::ptrdiff_t>(nt), on_batch_end);
+    // The barrier is sized to the threads that exist: they are created first and wait for it, and
+    // when the system refuses a thread the run goes on with those it has.
+    std::optional<std::barrier<decltype(on_batch_end)>> sync;
+    std::mutex start_mu;
+    std::condition_variable start_cv;
+    bool started = false;
     auto worker = [&]() {
+        {
+            std::unique_lock<std::mutex> lock(start_mu);
+            start_cv.wait(lock, [&] { return started; });
+        }
         std::vector<float> sa, sb;
         if (res.ha.dtype != Dtype::f32) sa.resize(res.ha.vocab);
         if (res.hb.dtype != Dtype::f32) sb.resize(res.hb.vocab);
@@ -306,12 +326,26 @@ DiffResult diff(const std::string& path_a, const std::string& path_b, const Diff
                     failed.store(true);
                 }
             }
-            sync.arrive_and_wait();
+            sync->arrive_and_wait();
         }
     };
     {
         std::vector<std::jthread> pool;
-        for (unsigned t = 1; t < nt; ++t) pool.emplace_back(worker);
+        pool.reserve(nt);
+        for (unsigned t = 1; t < nt; ++t) {
+            try {
+                pool.emplace_back(worker);
+            } catch (const std::system_error&) {
+                break;  // no more threads to be had: fewer workers, same results
+            }
+        }
+        res.threads = static_cast<unsigned>(pool.size()) + 1;
+        sync.emplace(static_cast<std::ptrdiff_t>(res.threads), on_batch_end);
+        {
+            std::lock_guard<std::mutex> lock(start_mu);
+            started = true;
+        }
+        start_cv.notify_all();
         worker();
     }
     if (err) std::rethrow_exception(err);
