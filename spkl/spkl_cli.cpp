@@ -1,4 +1,4 @@
-// The `bitgate spkl` verbs: info, diff, kld, from-npy, to-npy, synth, bench.
+// The `bitgate spkl` verbs: info, diff, kld, from-npy, to-npy, from-llama-kld, to-llama-kld, synth, bench.
 #include <CLI/CLI.hpp>
 #include <bit>
 #include <cmath>
@@ -13,6 +13,7 @@
 #include "errors.hpp"
 #include "spkl.hpp"
 #include "spkl_diff.hpp"
+#include "llama_kld.hpp"
 #include "npy.hpp"
 #include "outfile.hpp"
 
@@ -212,6 +213,26 @@ int run_to_npy(const ToNpyArgs& a) {
     return 0;
 }
 
+// ---- llama.cpp KLD files ---------------------------------------------------------------------------
+
+struct LlamaArgs {
+    std::string in, out, model, tokens;
+    int32_t n_ctx = 0;
+};
+
+int run_from_llama(const LlamaArgs& a) {
+    const llama::KldHeader h = llama::to_spkl(a.in, a.out, a.model, a.tokens);
+    std::printf("%s: %lld rows x %d vocab, f32 log-probabilities (n_ctx %d, %d chunks)\n", a.out.c_str(),
+                static_cast<long long>(h.rows()), h.n_vocab, h.n_ctx, h.n_chunk);
+    return 0;
+}
+
+int run_to_llama(const LlamaArgs& a) {
+    llama::from_spkl(a.in, a.out, a.n_ctx, a.tokens);
+    std::printf("%s: llama.cpp KLD file, n_ctx %d\n", a.out.c_str(), a.n_ctx);
+    return 0;
+}
+
 // ---- synth: deterministic synthetic logits (benchmarks, examples) ---------------------------------
 
 struct SynthArgs {
@@ -354,6 +375,22 @@ void add_spkl_verbs(CLI::App& app, int& rc) {
     c->add_option("--tokens", tn->tokens, "Also write the token ids to this .npy (<i8)");
     c->add_option("--targets", tn->targets, "Also write the target ids to this .npy (<i8, -1: none)");
     c->callback([tn, &rc] { rc = run_to_npy(*tn); });
+
+    auto fl = std::make_shared<LlamaArgs>();
+    c = spkl->add_subcommand("from-llama-kld", "Convert a llama-perplexity --kl-divergence-base file to .spkl (log-probs)");
+    c->add_option("kld", fl->in, "input llama.cpp KLD file")->required();
+    c->add_option("out", fl->out, "output .spkl")->required();
+    c->add_option("--model", fl->model, "Model identifier to record");
+    c->add_option("--tokens", fl->tokens, "Also write the whole token stream (n_chunk x n_ctx ids) to this .npy");
+    c->callback([fl, &rc] { rc = run_from_llama(*fl); });
+
+    auto tl = std::make_shared<LlamaArgs>();
+    c = spkl->add_subcommand("to-llama-kld", "Convert a .spkl to a llama-perplexity --kl-divergence-base file (16-bit, lossy)");
+    c->add_option("spkl", tl->in, "input .spkl (rows: the scored positions of every chunk, in order)")->required();
+    c->add_option("out", tl->out, "output llama.cpp KLD file")->required();
+    c->add_option("--n-ctx", tl->n_ctx, "Context length of the llama.cpp run")->required()->check(CLI::Range(2, 1 << 30));
+    c->add_option("--tokens", tl->tokens, "The whole token stream (.npy, n_chunk x n_ctx ids)")->required();
+    c->callback([tl, &rc] { rc = run_to_llama(*tl); });
 
     auto sy = std::make_shared<SynthArgs>();
     c = spkl->add_subcommand("synth", "Write deterministic synthetic logits (for benchmarks and examples)");

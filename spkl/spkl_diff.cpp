@@ -8,6 +8,7 @@
 #include <optional>
 #include <system_error>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -21,6 +22,7 @@
 #include <bitgate/f16.hpp>
 
 #include "errors.hpp"
+#include "llama_kld.hpp"
 #include "spkl_math.hpp"
 
 namespace bitgate::spkl {
@@ -225,7 +227,46 @@ double percentile(const std::vector<double>& sorted, unsigned num, unsigned den)
     return sorted[i] + frac * (sorted[i + 1] - sorted[i]);
 }
 
+namespace {
+
+// A llama.cpp KLD file on either side is first converted to a temporary .spkl (bounded memory,
+// streamed), removed when the diff is done.
+class Converted {
+public:
+    explicit Converted(const std::string& path) : path_(path) {
+        if (!llama::is_kld_file(path)) return;
+        const char* dir = std::getenv("TMPDIR");
+        std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/bitgate-kld-XXXXXX";
+        const int fd = ::mkstemp(tmpl.data());
+        if (fd < 0) throw BadInput(path + ": cannot create a temporary file to convert it in");
+        ::close(fd);
+        tmp_ = tmpl;
+        llama::to_spkl(path, tmp_, "");
+    }
+    ~Converted() {
+        if (!tmp_.empty()) ::unlink(tmp_.c_str());
+    }
+    Converted(const Converted&) = delete;
+    Converted& operator=(const Converted&) = delete;
+    const std::string& readable() const { return tmp_.empty() ? path_ : tmp_; }
+
+private:
+    std::string path_, tmp_;
+};
+
+}  // namespace
+
 DiffResult diff(const std::string& path_a, const std::string& path_b, const DiffOptions& opt) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Converted ca(path_a), cb(path_b);
+    DiffResult res = diff_spkl(ca.readable(), cb.readable(), opt);
+    res.path_a = path_a;
+    res.path_b = path_b;
+    res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return res;
+}
+
+DiffResult diff_spkl(const std::string& path_a, const std::string& path_b, const DiffOptions& opt) {
     const auto t0 = std::chrono::steady_clock::now();
     Reader ra(path_a), rb(path_b);
     check_pair(ra, rb);

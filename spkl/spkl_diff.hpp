@@ -81,7 +81,11 @@ struct DiffResult {
     std::vector<RowResult> per_row;
 };
 
+// Either file may be a llama.cpp KLD file (detected by its magic; llama_kld.hpp): it is compared
+// as the .spkl from-llama-kld would make of it.
 DiffResult diff(const std::string& path_a, const std::string& path_b, const DiffOptions& opt);
+// Both files .spkl.
+DiffResult diff_spkl(const std::string& path_a, const std::string& path_b, const DiffOptions& opt);
 
 // The summary as `spkl diff` prints it (md5sum-style lines first when computed).
 void print_text(const DiffResult& r, std::FILE* out);
