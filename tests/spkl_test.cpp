@@ -866,4 +866,54 @@ TEST_F(SpklTest, DiffRefusesRowsBeyondItsBound) {
     EXPECT_TRUE(one_line_starting_with(m, path("big.spkl") + ": rows of 134217728 bytes")) << m;
 }
 
+// The llama-perplexity statistics, against closed forms worked out by hand for 2 rows x 3 vocab:
+// A = (0,0,0) target 0, (0,1,0) target 1; B = (1,0,0), (0,0,0). With E = e:
+// log p_A = (-ln 3, 1 - ln(2+E)), log p_B = (1 - ln(2+E), -ln 3): the same two values swapped, so
+// PPL(A) = PPL(B), ratio 1, difference 0, correlation -1; top-1 agrees on row 0 only.
+TEST_F(SpklTest, LlamaPerplexityStatisticsOnAHandWorkedCase) {
+    const std::string pa = write_spkl(path("a.spkl"), {{0, 0, 0}, {0, 1, 0}}, Dtype::f32, "a", {}, {0, 1});
+    const std::string pb = write_spkl(path("b.spkl"), {{1, 0, 0}, {0, 0, 0}}, Dtype::f32, "b", {}, {0, 1});
+    const DiffResult r = diff(pa, pb, DiffOptions{});
+    const double E = std::exp(1.0), u = -std::log(3.0), v = 1 - std::log(2 + E);
+    const double tol = 1e-12;
+    // Same top p: 1 of 2, uncertainty sqrt(p (1 - p) / (n - 1)) = 0.5.
+    EXPECT_EQ(r.top1, 0.5);
+    EXPECT_NEAR(r.top1_se, 0.5, tol);
+    const double ppl = std::exp(-(u + v) / 2);
+    EXPECT_NEAR(r.ppl_a, ppl, 1e-12 * ppl);
+    EXPECT_NEAR(r.ppl_b, ppl, 1e-12 * ppl);
+    EXPECT_NEAR(r.ppl_ratio, 1.0, tol);
+    EXPECT_NEAR(r.ppl_diff, 0.0, tol);
+    // se of each nll mean: |u - v| / 2; covariance of the means -(u - v)^2 / 4; so the
+    // difference's error is sqrt(2 P^2 (u-v)^2/4 + 2 P^2 (u-v)^2/4) = P |u - v|.
+    EXPECT_NEAR(r.ppl_diff_se, ppl * std::fabs(u - v), 1e-10);
+    EXPECT_NEAR(r.logp_corr, -1.0, 1e-12);
+    // KLD per row: row 0 ln(2+E) - ln 3 - 1/3; row 1 E/(2+E) - ln(2+E) + ln 3.
+    const double k0 = std::log(2 + E) - std::log(3.0) - 1.0 / 3, k1 = E / (2 + E) - std::log(2 + E) + std::log(3.0);
+    const double klo = std::min(k0, k1), khi = std::max(k0, k1);
+    EXPECT_NEAR(r.kld.p001, klo + 0.001 * (khi - klo), 1e-12);
+    EXPECT_NEAR(r.kld.p999, klo + 0.999 * (khi - klo), 1e-12);
+    // Δp = p_B - p_A: +d on row 0, -d on row 1, d = E/(E+2) - 1/3; percentiles interpolate linearly.
+    const double d = E / (E + 2) - 1.0 / 3;
+    EXPECT_NEAR(r.dp.max, d, tol);
+    EXPECT_NEAR(r.dp.min, -d, tol);
+    EXPECT_NEAR(r.dp.p50, 0.0, tol);
+    EXPECT_NEAR(r.dp.p75, 0.5 * d, tol);
+    EXPECT_NEAR(r.dp.p25, -0.5 * d, tol);
+    EXPECT_NEAR(r.dp.p001, -d + 0.002 * d, tol);
+    EXPECT_NEAR(r.dp.p999, -d + 1.998 * d, tol);
+    // In text and JSON.
+    ::testing::internal::CaptureStdout();
+    EXPECT_EQ(run_cli({"spkl", "diff", pa, pb, "--json", path("d.json")}), 0);
+    const std::string out = ::testing::internal::GetCapturedStdout();
+    for (const char* want : {"Same top p   : 50.000 ± 50.000 %", " 0.1%   KLD", "PPL(B)/PPL(A)     : 1", "PPL(B)-PPL(A)",
+                             "Cor(ln p_A, ln p_B): -100.000000 %", "75.0%  Δp", " 0.1%  Δp"})
+        EXPECT_NE(out.find(want), std::string::npos) << want << "\n" << out;
+    const auto j = nlohmann::json::parse(std::ifstream(path("d.json")));
+    EXPECT_NEAR(j["targets"]["logp_correlation"].get<double>(), -1.0, 1e-12);
+    EXPECT_NEAR(j["targets"]["dp_percentiles"]["p75"].get<double>(), 0.5 * d, tol);
+    EXPECT_NEAR(j["kld"]["p0.1"].get<double>(), klo + 0.001 * (khi - klo), 1e-12);
+    EXPECT_NEAR(j["top1"]["fraction_se"].get<double>(), 0.5, tol);
+}
+
 }  // namespace
