@@ -344,8 +344,8 @@ void add_spkl_verbs(CLI::App& app, int& rc) {
     auto add_diff = [&](const char* name, const char* what, bool md5) {
         auto d = std::make_shared<DiffArgs>();
         CLI::App* s = spkl->add_subcommand(name, what);
-        s->add_option("A", d->a, "reference .spkl (the P of KL(P||Q))")->required();
-        s->add_option("B", d->b, "candidate .spkl")->required();
+        s->add_option("A", d->a, "reference .spkl or llama.cpp KLD file (the P of KL(P||Q))")->required();
+        s->add_option("B", d->b, "candidate .spkl or llama.cpp KLD file")->required();
         s->add_option("--json", d->json, "Write everything, per-row values included, as JSON to this file");
         s->add_option("--threads", d->threads, "Worker threads (default: all cores, at most 256); results do not depend on it")
             ->check(CLI::Range(0u, 4096u));

@@ -300,6 +300,10 @@ DiffResult diff_spkl(const std::string& path_a, const std::string& path_b, const
     res.size_a = res.ha.file_size();
     res.size_b = res.hb.file_size();
     res.rows = res.ha.rows;
+    // Percentiles need every row's numbers: bounded, and said so, rather than a bad_alloc.
+    if (res.rows > kMaxDiffRows)
+        throw BadInput(path_a + ": " + std::to_string(res.rows) + " rows; diff keeps " + std::to_string(sizeof(RowResult)) +
+                       " bytes per row and takes at most " + std::to_string(kMaxDiffRows) + " rows");
     res.per_row.resize(res.rows);
     const std::vector<uint32_t>& targets = !ra.target_ids().empty() ? ra.target_ids() : rb.target_ids();
 

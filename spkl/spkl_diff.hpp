@@ -19,6 +19,7 @@ namespace bitgate::spkl {
 
 inline constexpr unsigned kMaxThreads = 256;                  // --threads above this is taken as this
 inline constexpr size_t kMaxDiffRowBytes = size_t{64} << 20;  // a row diff holds whole (x4 buffers)
+inline constexpr uint64_t kMaxDiffRows = uint64_t{1} << 28;    // x 56 bytes of per-row state: 15 GB
 
 struct DiffOptions {
     unsigned threads = 0;              // 0: std::thread::hardware_concurrency()

@@ -916,4 +916,22 @@ TEST_F(SpklTest, LlamaPerplexityStatisticsOnAHandWorkedCase) {
     EXPECT_NEAR(j["top1"]["fraction_se"].get<double>(), 0.5, tol);
 }
 
+// More rows than diff keeps per-row state for: one line naming the file, not a bad_alloc.
+TEST_F(SpklTest, DiffRefusesMoreRowsThanItsBound) {
+    Header h;
+    h.dtype = Dtype::f16;
+    h.vocab = 1;
+    h.rows = kMaxDiffRows + 1;
+    std::vector<uint8_t> b(64, 0);
+    std::memcpy(b.data(), kMagic.data(), 8);
+    b[8] = 1;
+    b[12] = 1;
+    b[20] = 1;
+    std::memcpy(b.data() + 24, &h.rows, 8);
+    spit(path("many.spkl"), b);
+    fs::resize_file(path("many.spkl"), h.file_size());  // sparse
+    const std::string m = bad_input_message([&] { diff(path("many.spkl"), path("many.spkl"), DiffOptions{}); });
+    EXPECT_TRUE(one_line_starting_with(m, path("many.spkl") + ": 268435457 rows; diff keeps")) << m;
+}
+
 }  // namespace
