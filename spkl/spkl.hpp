@@ -1,19 +1,22 @@
 // .spkl logits files: the format (docs/spkl.md, byte by byte), a streaming reader and writer.
 //
-// Both stream row by row: memory is the header, the optional per-row ids (4 bytes a row each) and
-// whatever rows the caller buffers, never the whole file. Every malformed file is a
+// Both stream: memory is the header, the optional per-row ids (4 bytes a row each, held once) and
+// whatever logits the caller buffers, never the whole file. Every malformed file is a
 // bitgate::BadInput whose message is one line starting with the file's path.
 #pragma once
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include <xxhash.h>
+
+#include "outfile.hpp"
 
 namespace bitgate::spkl {
 
@@ -46,6 +49,18 @@ struct Header {
     uint64_t file_size() const;      // the exact size of a well-formed file
 };
 
+struct XxhFree {
+    void operator()(XXH3_state_t* s) const;
+};
+using XxhPtr = std::unique_ptr<XXH3_state_t, XxhFree>;
+struct Fd {  // a file descriptor closed by its destructor
+    int fd = -1;
+    Fd() = default;
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    ~Fd();
+};
+
 // Rows in the file's dtype -> f32 (exact for all three dtypes).
 void to_f32(Dtype d, const void* src, float* dst, size_t n);
 // f32 -> the file's dtype, round to nearest even (f16 as __float2half_rn, bf16 likewise).
@@ -64,8 +79,11 @@ public:
     const Header& header() const { return h_; }
     const std::vector<uint32_t>& token_ids() const { return tokens_; }    // empty when absent
     const std::vector<uint32_t>& target_ids() const { return targets_; }  // empty when absent
-    // Every byte before row 0, as read (header, model id, ids, padding): for a whole-file hash.
-    const std::vector<uint8_t>& prefix() const { return prefix_; }
+    // Every byte before row 0 (header, model id, ids, padding), in order and in chunks, rebuilt
+    // from what was read (the padding is proven zero): for a whole-file hash.
+    void visit_prefix(const std::function<void(const void*, size_t)>& f) const;
+    // The same bytes before row 0 as another file.
+    bool same_prefix(const Reader& o) const;
 
     uint64_t rows_read() const { return rows_read_; }
     // Reads up to `max_rows` raw rows (row_bytes() each) into dst; returns how many.
@@ -77,25 +95,31 @@ public:
         bool ok() const { return stored == computed; }
     };
     Trailer finish(bool check = true);
+    // Up to `max_bytes` of logits, whatever the row boundaries (rows of any size stream in
+    // bounded chunks); returns how many bytes. read_rows() only at a row boundary.
+    size_t read_logits(void* dst, size_t max_bytes);
 
 private:
     void read_exact(void* dst, size_t n, const char* what);
     std::string path_;
-    int fd_ = -1;
+    Fd fd_;
+    XxhPtr xxh_;
     Header h_;
     std::vector<uint32_t> tokens_, targets_;
-    std::vector<uint8_t> prefix_;
-    uint64_t rows_read_ = 0;
-    XXH3_state_t* xxh_ = nullptr;
+    std::vector<uint8_t> head_;  // the fixed header, the model id and its padding
+    uint64_t rows_read_ = 0, bytes_read_ = 0;
 };
 
 // Writes a file row by row. The ids (when given) must have `rows` entries each; finish() checks
 // that exactly `rows` rows were written and appends the digest. A writer destroyed before
-// finish() removes its partial file.
+// finish() leaves no file and the old target untouched (OutFile). An output that is one of
+// `inputs` is refused. A target id outside the vocabulary is blamed on `targets_from` when given
+// (the file the ids came from), else on the output.
 class Writer {
 public:
     Writer(std::string path, Header h, std::span<const uint32_t> tokens = {},
-           std::span<const uint32_t> targets = {});
+           std::span<const uint32_t> targets = {}, const std::vector<std::string>& inputs = {},
+           const std::string& targets_from = {});
     ~Writer();
     Writer(const Writer&) = delete;
     Writer& operator=(const Writer&) = delete;
@@ -106,13 +130,11 @@ public:
 
 private:
     void put(const void* p, size_t n);
-    std::string path_;
     Header h_;
-    std::FILE* f_ = nullptr;
-    XXH3_state_t* xxh_ = nullptr;
+    std::unique_ptr<OutFile> out_;
+    XxhPtr xxh_;
     uint64_t rows_written_ = 0;
     std::vector<uint8_t> conv_;
-    bool done_ = false;
 };
 
 // Whole-file check for `spkl info`: header, digest, and optionally md5.

@@ -17,6 +17,10 @@
 
 namespace bitgate::spkl {
 
+inline constexpr unsigned kMaxThreads = 256;                  // --threads above this is taken as this
+inline constexpr size_t kMaxDiffRowBytes = size_t{64} << 20;  // a row diff holds whole (x4 buffers)
+inline constexpr uint64_t kMaxDiffRows = uint64_t{1} << 28;    // x 56 bytes of per-row state: 15 GB
+
 struct DiffOptions {
     unsigned threads = 0;              // 0: std::thread::hardware_concurrency()
     bool md5 = true;                   // false for `spkl kld` (skips the two md5 streams)
@@ -38,7 +42,8 @@ struct RowResult {
 // Linear interpolation between the two nearest ranks (numpy's default, llama.cpp's method):
 // h = (n-1) q, i = floor(h), value = x[i] + (h - i) (x[i+1] - x[i]), x sorted ascending.
 struct Percentiles {
-    double max = 0, p999 = 0, p99 = 0, p95 = 0, p90 = 0, p50 = 0, p10 = 0, p05 = 0, p01 = 0, min = 0;
+    double max = 0, p999 = 0, p99 = 0, p95 = 0, p90 = 0, p75 = 0, p50 = 0, p25 = 0, p10 = 0, p05 = 0, p01 = 0,
+           p001 = 0, min = 0;
 };
 
 struct DiffResult {
@@ -64,6 +69,7 @@ struct DiffResult {
 
     uint64_t top1_same = 0;          // over finite rows
     double top1 = 0;                 // top1_same / finite_rows
+    double top1_se = 0;              // sqrt(top1 (1 - top1) / (finite_rows - 1)), as llama-perplexity
     int64_t first_top1_diff_row = -1;
 
     double kld_mean = 0, kld_se = 0;  // mean and its standard error, finite rows
@@ -74,11 +80,19 @@ struct DiffResult {
     double ppl_a = 0, ppl_b = 0;     // exp(mean nll)
     double ln_ppl_ratio = 0, ln_ppl_ratio_se = 0;  // mean (nll_b - nll_a)
     double dp_mean = 0, dp_se = 0, dp_rms = 0, dp_max = 0, dp_min = 0;  // p_B(target) - p_A(target)
+    Percentiles dp;                  // of the same
+    double ppl_ratio = 0, ppl_ratio_se = 0;  // PPL(B) / PPL(A) = exp(ln_ppl_ratio)
+    double ppl_diff = 0, ppl_diff_se = 0;    // PPL(B) - PPL(A), the error with the covariance of the nlls
+    double logp_corr = 0;            // Pearson correlation of log p_A(target) and log p_B(target)
 
     std::vector<RowResult> per_row;
 };
 
+// Either file may be a llama.cpp KLD file (detected by its magic; llama_kld.hpp): it is compared
+// as the .spkl from-llama-kld would make of it.
 DiffResult diff(const std::string& path_a, const std::string& path_b, const DiffOptions& opt);
+// Both files .spkl.
+DiffResult diff_spkl(const std::string& path_a, const std::string& path_b, const DiffOptions& opt);
 
 // The summary as `spkl diff` prints it (md5sum-style lines first when computed).
 void print_text(const DiffResult& r, std::FILE* out);

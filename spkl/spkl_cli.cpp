@@ -1,4 +1,4 @@
-// The `bitgate spkl` verbs: info, diff, kld, from-npy, to-npy, synth, bench.
+// The `bitgate spkl` verbs: info, diff, kld, from-npy, to-npy, from-llama-kld, to-llama-kld, synth, bench.
 #include <CLI/CLI.hpp>
 #include <bit>
 #include <cmath>
@@ -13,18 +13,38 @@
 #include "errors.hpp"
 #include "spkl.hpp"
 #include "spkl_diff.hpp"
-#include "spkl_npy.hpp"
+#include "llama_kld.hpp"
+#include "npy.hpp"
+#include "outfile.hpp"
 
 namespace bitgate {
 namespace {
 
 using namespace spkl;
 
+// Through OutFile: a full disk is a one-line error (exit 2), never a silent success. Strings the
+// files carry are valid UTF-8 (the readers check), so dump() cannot throw on them; replace is a
+// second line of defence.
 void write_json(const std::string& path, const nlohmann::json& j) {
-    std::ofstream f(path);
-    if (!f) throw BadInput(path + ": cannot create the JSON report");
-    f << j.dump(1) << '\n';
-    if (!f) throw std::runtime_error(path + ": write failed");
+    write_file(path, j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+}
+
+// A threshold: a finite, non-negative number (NaN would never fire, so it is refused).
+std::string finite_non_negative(const std::string& s) {
+    try {
+        size_t used = 0;
+        const double v = std::stod(s, &used);
+        if (used == s.size() && std::isfinite(v) && v >= 0) return {};
+    } catch (const std::exception&) {
+    }
+    return "must be a finite number >= 0, got '" + s + "'";
+}
+
+// "%g" with enough digits to tell two doubles apart.
+std::string g17(double v) {
+    char b[40];
+    std::snprintf(b, sizeof b, "%.17g", v);
+    return b;
 }
 
 // ---- info ---------------------------------------------------------------------------------------
@@ -97,7 +117,7 @@ int run_diff(const DiffArgs& a, bool md5) {
         if (r.finite_rows != r.rows)
             failed.push_back("rows with NaN or infinite logits (--max-mean-kld)");
         else if (!(r.kld_mean <= a.max_mean_kld))
-            failed.push_back("mean KLD " + std::to_string(r.kld_mean) + " exceeds --max-mean-kld " + std::to_string(a.max_mean_kld));
+            failed.push_back("mean KLD " + g17(r.kld_mean) + " exceeds --max-mean-kld " + g17(a.max_mean_kld));
     }
     std::printf("\n");
     for (const std::string& f : failed) std::printf("FAIL: %s\n", f.c_str());
@@ -118,23 +138,25 @@ struct FromNpyArgs {
 };
 
 int run_from_npy(const FromNpyArgs& a) {
-    NpyReader r(a.in);
-    const NpyArray& arr = r.array();
-    if (arr.descr != "<f4" && arr.descr != "<f2")
-        throw BadInput(a.in + ": logits must be '<f4' or '<f2', the array is '" + arr.descr + "'");
-    if (arr.shape.size() != 2 || arr.shape[1] == 0 || arr.shape[1] > 0xffffffffu)
-        throw BadInput(a.in + ": logits must be a 2-D array (rows, vocab) with 0 < vocab < 2^32");
+    npy::Reader r(a.in);
+    const npy::Header& arr = r.header();
+    if (arr.dtype != "<f4" && arr.dtype != "<f2")
+        throw BadInput(a.in + ": logits must be '<f4' or '<f2', the array is '" + arr.dtype + "'");
+    if (arr.shape.size() != 2 || arr.shape[1] == 0 || arr.shape[1] > 0xffffffff)
+        throw BadInput(a.in + ": logits must be a 2-D array (rows, vocab) with 0 < vocab < 2^32, the array is " +
+                       npy::shape_str(arr.shape));
     Header h;
-    h.rows = arr.shape[0];
+    h.rows = uint64_t(arr.shape[0]);
     h.vocab = static_cast<uint32_t>(arr.shape[1]);
     h.model = a.model;
-    const Dtype in = arr.descr == "<f4" ? Dtype::f32 : Dtype::f16;
+    const Dtype in = arr.dtype == "<f4" ? Dtype::f32 : Dtype::f16;
     h.dtype = a.dtype.empty() ? in : parse_dtype(a.dtype);
     std::vector<uint32_t> tokens, targets;
-    if (!a.tokens.empty()) tokens = read_npy_ids(a.tokens, h.rows, false);
-    if (!a.targets.empty()) targets = read_npy_ids(a.targets, h.rows, true);
-    Writer w(a.out, h, tokens, targets);
-    std::vector<uint8_t> raw(h.vocab * dtype_size(in));
+    std::vector<std::string> inputs = {a.in};
+    if (!a.tokens.empty()) tokens = npy::read_ids(a.tokens, h.rows, false), inputs.push_back(a.tokens);
+    if (!a.targets.empty()) targets = npy::read_ids(a.targets, h.rows, true), inputs.push_back(a.targets);
+    Writer w(a.out, h, tokens, targets, inputs, a.targets);
+    std::vector<uint8_t> raw(size_t(h.vocab) * dtype_size(in));
     std::vector<float> f32(h.vocab);
     for (uint64_t row = 0; row < h.rows; ++row) {
         r.read(raw.data(), raw.size());
@@ -168,23 +190,46 @@ int run_to_npy(const ToNpyArgs& a) {
     }
     if (!a.tokens.empty() && !h.has_tokens()) throw BadInput(a.in + ": has no token ids (--tokens)");
     if (!a.targets.empty() && !h.has_targets()) throw BadInput(a.in + ": has no target ids (--targets)");
-    NpyWriter w(a.out, out == Dtype::f32 ? "<f4" : "<f2", {h.rows, h.vocab});
-    std::vector<uint8_t> raw(h.row_bytes());
-    std::vector<float> f32(h.vocab);
-    while (r.read_rows(raw.data(), 1)) {
+    const std::vector<std::string> inputs = {a.in};
+    npy::Writer w(a.out, {int64_t(h.rows), int64_t(h.vocab)}, out == Dtype::f32 ? "<f4" : "<f2", inputs);
+    // Large reads (4 MiB of logits at a time, across row boundaries), converted element by element.
+    const size_t in_w = dtype_size(h.dtype);
+    std::vector<uint8_t> raw(size_t{4} << 20);
+    std::vector<float> f32(raw.size() / in_w);
+    while (size_t n = r.read_logits(raw.data(), raw.size())) {
         if (h.dtype == out) {
-            w.write(raw.data(), raw.size());
+            w.write(raw.data(), n);
         } else {
-            to_f32(h.dtype, raw.data(), f32.data(), h.vocab);
-            w.write(f32.data(), f32.size() * 4);
+            to_f32(h.dtype, raw.data(), f32.data(), n / in_w);
+            w.write(f32.data(), n / in_w * 4);
         }
     }
     r.finish();  // the digest is checked before the output is kept
+    if (!a.tokens.empty()) npy::write_ids(a.tokens, r.token_ids(), false);
+    if (!a.targets.empty()) npy::write_ids(a.targets, r.target_ids(), true);
     w.finish();
-    if (!a.tokens.empty()) write_npy_ids(a.tokens, r.token_ids(), false);
-    if (!a.targets.empty()) write_npy_ids(a.targets, r.target_ids(), true);
     std::printf("%s: (%llu, %u) %s\n", a.out.c_str(), static_cast<unsigned long long>(h.rows), h.vocab,
                 out == Dtype::f32 ? "<f4" : "<f2");
+    return 0;
+}
+
+// ---- llama.cpp KLD files ---------------------------------------------------------------------------
+
+struct LlamaArgs {
+    std::string in, out, model, tokens;
+    int32_t n_ctx = 0;
+};
+
+int run_from_llama(const LlamaArgs& a) {
+    const llama::KldHeader h = llama::to_spkl(a.in, a.out, a.model, a.tokens);
+    std::printf("%s: %lld rows x %d vocab, f32 log-probabilities (n_ctx %d, %d chunks)\n", a.out.c_str(),
+                static_cast<long long>(h.rows()), h.n_vocab, h.n_ctx, h.n_chunk);
+    return 0;
+}
+
+int run_to_llama(const LlamaArgs& a) {
+    llama::from_spkl(a.in, a.out, a.n_ctx, a.tokens);
+    std::printf("%s: llama.cpp KLD file, n_ctx %d\n", a.out.c_str(), a.n_ctx);
     return 0;
 }
 
@@ -192,11 +237,13 @@ int run_to_npy(const ToNpyArgs& a) {
 
 struct SynthArgs {
     std::string out, model = "synthetic", dtype = "f32";
-    uint32_t vocab = 0;
-    uint64_t rows = 0, seed = 1, noise_seed = 2;
+    int64_t vocab = 0, rows = 0;  // signed: "-1" is refused, not read as 2^64 - 1
+    uint64_t seed = 1, noise_seed = 2;
     double noise = 0;
     bool targets = false;
 };
+
+constexpr uint64_t kMaxSynthBytes = uint64_t{1} << 40;
 
 uint64_t mix(uint64_t x) {  // splitmix64's finaliser
     x += 0x9e3779b97f4a7c15ull;
@@ -209,27 +256,31 @@ float unit_hi(uint64_t h) { return static_cast<float>(h >> 40) * (1.0f / 1677721
 float unit_lo(uint64_t h) { return static_cast<float>((h >> 16) & 0xffffff) * (1.0f / 16777216.0f); }
 
 int run_synth(const SynthArgs& a) {
-    if (a.vocab == 0 || a.rows == 0) throw BadInput("spkl synth: --vocab and --rows must be positive");
+    if (a.vocab <= 0 || a.rows <= 0) throw BadInput("spkl synth: --vocab and --rows must be positive");
+    if (a.vocab > 0xfffffffe) throw BadInput("spkl synth: --vocab " + std::to_string(a.vocab) + " does not fit the format (< 2^32)");
     Header h;
-    h.vocab = a.vocab;
-    h.rows = a.rows;
+    h.vocab = static_cast<uint32_t>(a.vocab);
+    h.rows = static_cast<uint64_t>(a.rows);
     h.dtype = parse_dtype(a.dtype);
+    if (double(h.rows) * double(h.row_bytes()) > double(kMaxSynthBytes))
+        throw BadInput("spkl synth: " + std::to_string(a.rows) + " rows x " + std::to_string(a.vocab) +
+                       " vocab is more than the 1 TiB synth writes");
     h.model = a.model;
     h.flags = a.targets ? kFlagTargets : 0;
     std::vector<uint32_t> targets;
     if (a.targets)
-        for (uint64_t r = 0; r < a.rows; ++r) targets.push_back(static_cast<uint32_t>(mix(a.seed ^ (r << 20)) % a.vocab));
+        for (uint64_t r = 0; r < h.rows; ++r) targets.push_back(static_cast<uint32_t>(mix(a.seed ^ (r << 20)) % h.vocab));
     Writer w(a.out, h, {}, targets);
-    std::vector<float> row(a.vocab);
+    std::vector<float> row(h.vocab);
     const float noise = static_cast<float>(a.noise);
-    for (uint64_t r = 0; r < a.rows; ++r) {
-        for (uint32_t i = 0; i < a.vocab; ++i) {
+    for (uint64_t r = 0; r < h.rows; ++r) {
+        for (uint32_t i = 0; i < h.vocab; ++i) {
             // Roughly normal logits (sum of two uniforms), scale 6, plus a few peaked tokens per row.
-            const uint64_t k = mix(a.seed * 0x100000001b3ull ^ (r * a.vocab + i));
+            const uint64_t k = mix(a.seed * 0x100000001b3ull ^ (r * h.vocab + i));
             float x = (unit_hi(k) + unit_lo(k) - 1.0f) * 6.0f;
             if ((k & 0x3fff) == 0) x += 12.0f;
             if (noise != 0.0f) {
-                const uint64_t m = mix(a.noise_seed * 0x100000001b3ull ^ (r * a.vocab + i));
+                const uint64_t m = mix(a.noise_seed * 0x100000001b3ull ^ (r * h.vocab + i));
                 x += (unit_hi(m) - 0.5f) * 2.0f * noise;
             }
             row[i] = x;
@@ -237,8 +288,8 @@ int run_synth(const SynthArgs& a) {
         w.write_row(row.data());
     }
     w.finish();
-    std::printf("%s: %llu rows x %u vocab, %s, %llu bytes\n", a.out.c_str(), static_cast<unsigned long long>(a.rows),
-                a.vocab, a.dtype.c_str(), static_cast<unsigned long long>(h.file_size()));
+    std::printf("%s: %llu rows x %u vocab, %s, %llu bytes\n", a.out.c_str(), static_cast<unsigned long long>(h.rows),
+                h.vocab, a.dtype.c_str(), static_cast<unsigned long long>(h.file_size()));
     return 0;
 }
 
@@ -293,13 +344,14 @@ void add_spkl_verbs(CLI::App& app, int& rc) {
     auto add_diff = [&](const char* name, const char* what, bool md5) {
         auto d = std::make_shared<DiffArgs>();
         CLI::App* s = spkl->add_subcommand(name, what);
-        s->add_option("A", d->a, "reference .spkl (the P of KL(P||Q))")->required();
-        s->add_option("B", d->b, "candidate .spkl")->required();
+        s->add_option("A", d->a, "reference .spkl or llama.cpp KLD file (the P of KL(P||Q))")->required();
+        s->add_option("B", d->b, "candidate .spkl or llama.cpp KLD file")->required();
         s->add_option("--json", d->json, "Write everything, per-row values included, as JSON to this file");
-        s->add_option("--threads", d->threads, "Worker threads (default: all cores); results do not depend on it");
+        s->add_option("--threads", d->threads, "Worker threads (default: all cores, at most 256); results do not depend on it")
+            ->check(CLI::Range(0u, 4096u));
         if (md5) s->add_flag("--require-identical", d->require_identical, "Exit 1 unless the files are byte-identical");
         s->add_option("--max-mean-kld", d->max_mean_kld, "Exit 1 if the mean KLD exceeds this (or a row is NaN/inf)")
-            ->check(CLI::NonNegativeNumber);
+            ->check(CLI::Validator(finite_non_negative, "FINITE>=0"));
         s->callback([d, md5, &rc] { rc = run_diff(*d, md5); });
     };
     add_diff("diff", "md5 of both files, byte identity, top-1 agreement, KL(A||B) statistics, perplexity", true);
@@ -324,6 +376,22 @@ void add_spkl_verbs(CLI::App& app, int& rc) {
     c->add_option("--targets", tn->targets, "Also write the target ids to this .npy (<i8, -1: none)");
     c->callback([tn, &rc] { rc = run_to_npy(*tn); });
 
+    auto fl = std::make_shared<LlamaArgs>();
+    c = spkl->add_subcommand("from-llama-kld", "Convert a llama-perplexity --kl-divergence-base file to .spkl (log-probs)");
+    c->add_option("kld", fl->in, "input llama.cpp KLD file")->required();
+    c->add_option("out", fl->out, "output .spkl")->required();
+    c->add_option("--model", fl->model, "Model identifier to record");
+    c->add_option("--tokens", fl->tokens, "Also write the whole token stream (n_chunk x n_ctx ids) to this .npy");
+    c->callback([fl, &rc] { rc = run_from_llama(*fl); });
+
+    auto tl = std::make_shared<LlamaArgs>();
+    c = spkl->add_subcommand("to-llama-kld", "Convert a .spkl to a llama-perplexity --kl-divergence-base file (16-bit, lossy)");
+    c->add_option("spkl", tl->in, "input .spkl (rows: the scored positions of every chunk, in order)")->required();
+    c->add_option("out", tl->out, "output llama.cpp KLD file")->required();
+    c->add_option("--n-ctx", tl->n_ctx, "Context length of the llama.cpp run")->required()->check(CLI::Range(2, 1 << 30));
+    c->add_option("--tokens", tl->tokens, "The whole token stream (.npy, n_chunk x n_ctx ids)")->required();
+    c->callback([tl, &rc] { rc = run_to_llama(*tl); });
+
     auto sy = std::make_shared<SynthArgs>();
     c = spkl->add_subcommand("synth", "Write deterministic synthetic logits (for benchmarks and examples)");
     c->add_option("out", sy->out, "output .spkl")->required();
@@ -341,7 +409,7 @@ void add_spkl_verbs(CLI::App& app, int& rc) {
     c = spkl->add_subcommand("bench", "Time `spkl diff` on two files and check every run gives the same bits");
     c->add_option("A", be->a, "reference .spkl")->required();
     c->add_option("B", be->b, "candidate .spkl")->required();
-    c->add_option("--threads", be->threads, "Worker threads (default: all cores)");
+    c->add_option("--threads", be->threads, "Worker threads (default: all cores, at most 256)")->check(CLI::Range(0u, 4096u));
     c->add_option("--repeat", be->repeat, "Runs")->check(CLI::PositiveNumber);
     c->add_flag("--no-md5", be->no_md5, "Time the KLD alone");
     c->callback([be, &rc] { rc = run_bench(*be); });

@@ -4,7 +4,11 @@
 #include <atomic>
 #include <barrier>
 #include <chrono>
+#include <condition_variable>
+#include <optional>
+#include <system_error>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -18,6 +22,7 @@
 #include <bitgate/f16.hpp>
 
 #include "errors.hpp"
+#include "llama_kld.hpp"
 #include "spkl_math.hpp"
 
 namespace bitgate::spkl {
@@ -70,7 +75,7 @@ Moments moments(const std::vector<double>& v) {
 Percentiles percentiles(std::vector<double> v) {
     Percentiles p;
     if (v.empty()) {
-        p = {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};
+        p = {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN};
         return p;
     }
     std::sort(v.begin(), v.end());
@@ -79,10 +84,13 @@ Percentiles percentiles(std::vector<double> v) {
     p.p99 = percentile(v, 99, 100);
     p.p95 = percentile(v, 95, 100);
     p.p90 = percentile(v, 90, 100);
+    p.p75 = percentile(v, 75, 100);
     p.p50 = percentile(v, 50, 100);
+    p.p25 = percentile(v, 25, 100);
     p.p10 = percentile(v, 10, 100);
     p.p05 = percentile(v, 5, 100);
     p.p01 = percentile(v, 1, 100);
+    p.p001 = percentile(v, 1, 1000);
     p.min = v.front();
     return p;
 }
@@ -164,6 +172,7 @@ void summarise(DiffResult& r, const std::vector<uint32_t>& targets) {
     }
     r.logits_identical = r.ha.dtype == r.hb.dtype && r.rows_differ == 0;
     r.top1 = r.finite_rows ? static_cast<double>(r.top1_same) / static_cast<double>(r.finite_rows) : kNaN;
+    r.top1_se = r.finite_rows > 1 ? std::sqrt(r.top1 * (1 - r.top1) / static_cast<double>(r.finite_rows - 1)) : kNaN;
     const Moments mk = moments(kld);
     r.kld_mean = mk.mean;
     r.kld_se = mk.se;
@@ -184,6 +193,24 @@ void summarise(DiffResult& r, const std::vector<uint32_t>& targets) {
     r.dp_rms = dp2.empty() ? kNaN : std::sqrt(neumaier_sum(dp2) / static_cast<double>(dp2.size()));
     r.dp_max = dp.empty() ? kNaN : *std::max_element(dp.begin(), dp.end());
     r.dp_min = dp.empty() ? kNaN : *std::min_element(dp.begin(), dp.end());
+    r.dp = percentiles(dp);
+    r.ppl_ratio = r.target_rows ? det_exp(md.mean) : kNaN;
+    r.ppl_ratio_se = r.ppl_ratio * r.ln_ppl_ratio_se;
+    r.ppl_diff = r.ppl_b - r.ppl_a;
+    r.ppl_diff_se = kNaN;
+    r.logp_corr = kNaN;
+    if (nll_a.size() >= 2) {
+        // Covariance of the two nll means (the same rows on both sides), and the correlation.
+        std::vector<double> cross(nll_a.size());
+        for (size_t i = 0; i < nll_a.size(); ++i) cross[i] = (nll_a[i] - ma.mean) * (nll_b[i] - mb.mean);
+        const double n = static_cast<double>(nll_a.size());
+        const double cov_mean = neumaier_sum(cross) / (n - 1) / n;
+        const double va = r.ppl_a * r.nll_a_se, vb = r.ppl_b * r.nll_b_se;
+        const double var_diff = va * va + vb * vb - 2 * r.ppl_a * r.ppl_b * cov_mean;
+        r.ppl_diff_se = std::sqrt(std::max(0.0, var_diff));
+        // Pearson: cov / (sd_a sd_b); the se^2 n (n - 1) factors cancel. log p = -nll: same sign.
+        if (r.nll_a_se > 0 && r.nll_b_se > 0) r.logp_corr = cov_mean / (r.nll_a_se * r.nll_b_se);
+    }
 }
 
 // One logit, re-read after the stream has passed: the batches are gone and a few bytes are cheap.
@@ -222,7 +249,46 @@ double percentile(const std::vector<double>& sorted, unsigned num, unsigned den)
     return sorted[i] + frac * (sorted[i + 1] - sorted[i]);
 }
 
+namespace {
+
+// A llama.cpp KLD file on either side is first converted to a temporary .spkl (bounded memory,
+// streamed), removed when the diff is done.
+class Converted {
+public:
+    explicit Converted(const std::string& path) : path_(path) {
+        if (!llama::is_kld_file(path)) return;
+        const char* dir = std::getenv("TMPDIR");
+        std::string tmpl = std::string(dir && *dir ? dir : "/tmp") + "/bitgate-kld-XXXXXX";
+        const int fd = ::mkstemp(tmpl.data());
+        if (fd < 0) throw BadInput(path + ": cannot create a temporary file to convert it in");
+        ::close(fd);
+        tmp_ = tmpl;
+        llama::to_spkl(path, tmp_, "");
+    }
+    ~Converted() {
+        if (!tmp_.empty()) ::unlink(tmp_.c_str());
+    }
+    Converted(const Converted&) = delete;
+    Converted& operator=(const Converted&) = delete;
+    const std::string& readable() const { return tmp_.empty() ? path_ : tmp_; }
+
+private:
+    std::string path_, tmp_;
+};
+
+}  // namespace
+
 DiffResult diff(const std::string& path_a, const std::string& path_b, const DiffOptions& opt) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Converted ca(path_a), cb(path_b);
+    DiffResult res = diff_spkl(ca.readable(), cb.readable(), opt);
+    res.path_a = path_a;
+    res.path_b = path_b;
+    res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return res;
+}
+
+DiffResult diff_spkl(const std::string& path_a, const std::string& path_b, const DiffOptions& opt) {
     const auto t0 = std::chrono::steady_clock::now();
     Reader ra(path_a), rb(path_b);
     check_pair(ra, rb);
@@ -234,15 +300,27 @@ DiffResult diff(const std::string& path_a, const std::string& path_b, const Diff
     res.size_a = res.ha.file_size();
     res.size_b = res.hb.file_size();
     res.rows = res.ha.rows;
+    // Percentiles need every row's numbers: bounded, and said so, rather than a bad_alloc.
+    if (res.rows > kMaxDiffRows)
+        throw BadInput(path_a + ": " + std::to_string(res.rows) + " rows; diff keeps " + std::to_string(sizeof(RowResult)) +
+                       " bytes per row and takes at most " + std::to_string(kMaxDiffRows) + " rows");
     res.per_row.resize(res.rows);
     const std::vector<uint32_t>& targets = !ra.target_ids().empty() ? ra.target_ids() : rb.target_ids();
 
     Md5 md5a, md5b;
-    md5a.update(ra.prefix().data(), ra.prefix().size());
-    md5b.update(rb.prefix().data(), rb.prefix().size());
-    const bool prefix_same = ra.prefix() == rb.prefix();
+    if (opt.md5) {
+        ra.visit_prefix([&](const void* p, size_t n) { md5a.update(p, n); });
+        rb.visit_prefix([&](const void* p, size_t n) { md5b.update(p, n); });
+    }
+    const bool prefix_same = ra.same_prefix(rb);
 
     const size_t rba = res.ha.row_bytes(), rbb = res.hb.row_bytes();
+    // A batch holds whole rows of both files, twice (double buffering): bound the row.
+    for (const Reader* r : {&ra, &rb})
+        if (r->header().row_bytes() > kMaxDiffRowBytes)
+            throw BadInput(r->path() + ": rows of " + std::to_string(r->header().row_bytes()) + " bytes (vocabulary " +
+                           std::to_string(r->header().vocab) + ") exceed the " + std::to_string(kMaxDiffRowBytes >> 20) +
+                           " MiB a row may have for diff");
     const size_t batch = std::max<size_t>(1, opt.batch_bytes / std::max(rba, rbb));
     Slot slots[2];
     for (Slot& s : slots) {
@@ -250,7 +328,7 @@ DiffResult diff(const std::string& path_a, const std::string& path_b, const Diff
         s.b.resize((batch * rbb + 3) / 4);
     }
     unsigned nt = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
-    res.threads = nt;
+    nt = std::min(nt, kMaxThreads);
 
     // Per batch, tasks in this order: 0 read the next batch of A, 1 of B, 2 md5 of this batch of A,
     // 3 of B, then one task per row. Threads take tasks in order; a barrier ends the batch.
@@ -290,8 +368,17 @@ DiffResult diff(const std::string& path_a, const std::string& path_b, const Diff
         ntasks = 4 + slots[cur].rows;
         done = failed.load() || slots[cur].rows == 0;
     };
-    std::barrier sync(static_cast<std::ptrdiff_t>(nt), on_batch_end);
+    // The barrier is sized to the threads that exist: they are created first and wait for it, and
+    // when the system refuses a thread the run goes on with those it has.
+    std::optional<std::barrier<decltype(on_batch_end)>> sync;
+    std::mutex start_mu;
+    std::condition_variable start_cv;
+    bool started = false;
     auto worker = [&]() {
+        {
+            std::unique_lock<std::mutex> lock(start_mu);
+            start_cv.wait(lock, [&] { return started; });
+        }
         std::vector<float> sa, sb;
         if (res.ha.dtype != Dtype::f32) sa.resize(res.ha.vocab);
         if (res.hb.dtype != Dtype::f32) sb.resize(res.hb.vocab);
@@ -306,12 +393,26 @@ DiffResult diff(const std::string& path_a, const std::string& path_b, const Diff
                     failed.store(true);
                 }
             }
-            sync.arrive_and_wait();
+            sync->arrive_and_wait();
         }
     };
     {
         std::vector<std::jthread> pool;
-        for (unsigned t = 1; t < nt; ++t) pool.emplace_back(worker);
+        pool.reserve(nt);
+        for (unsigned t = 1; t < nt; ++t) {
+            try {
+                pool.emplace_back(worker);
+            } catch (const std::system_error&) {
+                break;  // no more threads to be had: fewer workers, same results
+            }
+        }
+        res.threads = static_cast<unsigned>(pool.size()) + 1;
+        sync.emplace(static_cast<std::ptrdiff_t>(res.threads), on_batch_end);
+        {
+            std::lock_guard<std::mutex> lock(start_mu);
+            started = true;
+        }
+        start_cv.notify_all();
         worker();
     }
     if (err) std::rethrow_exception(err);
@@ -389,6 +490,7 @@ void print_text(const DiffResult& r, std::FILE* out) {
     std::fprintf(out, "\n====== argmax (top-1) ======\n");
     std::fprintf(out, "Same top-1   : %.9f (%llu of %llu rows)\n", r.top1, static_cast<unsigned long long>(r.top1_same),
                  static_cast<unsigned long long>(r.finite_rows));
+    std::fprintf(out, "Same top p   : %.3f ± %.3f %%\n", 100 * r.top1, 100 * r.top1_se);
     if (r.first_top1_diff_row >= 0) {
         const RowResult& x = r.per_row[static_cast<size_t>(r.first_top1_diff_row)];
         std::fprintf(out, "First differ : row %lld: A id %u logit %.9g, B id %u logit %.9g\n",
@@ -407,7 +509,7 @@ void print_text(const DiffResult& r, std::FILE* out) {
     const std::pair<const char*, double> rows[] = {
         {"Maximum KLD", r.kld.max}, {"99.9%   KLD", r.kld.p999}, {"99.0%   KLD", r.kld.p99}, {"95.0%   KLD", r.kld.p95},
         {"90.0%   KLD", r.kld.p90}, {"Median  KLD", r.kld.p50}, {"10.0%   KLD", r.kld.p10}, {" 5.0%   KLD", r.kld.p05},
-        {" 1.0%   KLD", r.kld.p01}, {"Minimum KLD", r.kld.min}};
+        {" 1.0%   KLD", r.kld.p01}, {" 0.1%   KLD", r.kld.p001}, {"Minimum KLD", r.kld.min}};
     for (const auto& [name, v] : rows) std::fprintf(out, "%s: %.12g\n", name, v);
 
     if (r.target_rows) {
@@ -415,10 +517,18 @@ void print_text(const DiffResult& r, std::FILE* out) {
         std::fprintf(out, "PPL(A)            : %.12g ± %.6g\n", r.ppl_a, r.ppl_a * r.nll_a_se);
         std::fprintf(out, "PPL(B)            : %.12g ± %.6g\n", r.ppl_b, r.ppl_b * r.nll_b_se);
         std::fprintf(out, "ln(PPL(B)/PPL(A)) : %.12g ± %.6g\n", r.ln_ppl_ratio, r.ln_ppl_ratio_se);
+        std::fprintf(out, "PPL(B)/PPL(A)     : %.12g ± %.6g\n", r.ppl_ratio, r.ppl_ratio_se);
+        std::fprintf(out, "PPL(B)-PPL(A)     : %.12g ± %.6g\n", r.ppl_diff, r.ppl_diff_se);
+        std::fprintf(out, "Cor(ln p_A, ln p_B): %.6f %% (Pearson, target log-probabilities)\n", 100 * r.logp_corr);
         std::fprintf(out, "Mean Δp (B - A)   : %.9f ± %.6f %%\n", 100 * r.dp_mean, 100 * r.dp_se);
         std::fprintf(out, "RMS  Δp           : %.9f %%\n", 100 * r.dp_rms);
         std::fprintf(out, "Max  Δp           : %.9f %%\n", 100 * r.dp_max);
         std::fprintf(out, "Min  Δp           : %.9f %%\n", 100 * r.dp_min);
+        const std::pair<const char*, double> dps[] = {
+            {"99.9%  Δp", r.dp.p999}, {"99.0%  Δp", r.dp.p99}, {"95.0%  Δp", r.dp.p95}, {"90.0%  Δp", r.dp.p90},
+            {"75.0%  Δp", r.dp.p75}, {"Median Δp", r.dp.p50}, {"25.0%  Δp", r.dp.p25}, {"10.0%  Δp", r.dp.p10},
+            {" 5.0%  Δp", r.dp.p05}, {" 1.0%  Δp", r.dp.p01}, {" 0.1%  Δp", r.dp.p001}};
+        for (const auto& [name, v] : dps) std::fprintf(out, "%s         : %.9f %%\n", name, 100 * v);
     }
 }
 
@@ -447,20 +557,28 @@ nlohmann::json to_json(const DiffResult& r) {
     if (r.first_nonfinite_row >= 0)
         j["first_nonfinite"] = {{"row", r.first_nonfinite_row}, {"file", std::string(1, r.first_nonfinite_file)},
                                 {"vocab_id", r.first_nonfinite_id}, {"value", std::to_string(r.first_nonfinite_value)}};
-    j["top1"] = {{"same", r.top1_same}, {"fraction", num(r.top1)}, {"first_differ_row", r.first_top1_diff_row}};
+    j["top1"] = {{"same", r.top1_same}, {"fraction", num(r.top1)}, {"fraction_se", num(r.top1_se)},
+                 {"first_differ_row", r.first_top1_diff_row}};
     char mean18[64];
     std::snprintf(mean18, sizeof mean18, "%.18g", r.kld_mean);
     j["kld"] = {{"mean", num(r.kld_mean)}, {"mean_18", mean18}, {"mean_se", num(r.kld_se)},
                 {"max", num(r.kld.max)}, {"p99.9", num(r.kld.p999)}, {"p99", num(r.kld.p99)}, {"p95", num(r.kld.p95)},
                 {"p90", num(r.kld.p90)}, {"p50", num(r.kld.p50)}, {"p10", num(r.kld.p10)}, {"p5", num(r.kld.p05)},
-                {"p1", num(r.kld.p01)}, {"min", num(r.kld.min)}};
+                {"p1", num(r.kld.p01)}, {"p0.1", num(r.kld.p001)}, {"min", num(r.kld.min)}};
     if (r.target_rows)
         j["targets"] = {{"rows", r.target_rows}, {"ppl_a", num(r.ppl_a)}, {"ppl_b", num(r.ppl_b)},
                         {"nll_a", num(r.nll_a)}, {"nll_a_se", num(r.nll_a_se)}, {"nll_b", num(r.nll_b)},
                         {"nll_b_se", num(r.nll_b_se)}, {"ln_ppl_ratio", num(r.ln_ppl_ratio)},
                         {"ln_ppl_ratio_se", num(r.ln_ppl_ratio_se)}, {"dp_mean", num(r.dp_mean)},
                         {"dp_se", num(r.dp_se)}, {"dp_rms", num(r.dp_rms)}, {"dp_max", num(r.dp_max)},
-                        {"dp_min", num(r.dp_min)}};
+                        {"dp_min", num(r.dp_min)}, {"ppl_ratio", num(r.ppl_ratio)}, {"ppl_ratio_se", num(r.ppl_ratio_se)},
+                        {"ppl_diff", num(r.ppl_diff)}, {"ppl_diff_se", num(r.ppl_diff_se)},
+                        {"logp_correlation", num(r.logp_corr)},
+                        {"dp_percentiles", {{"max", num(r.dp.max)}, {"p99.9", num(r.dp.p999)}, {"p99", num(r.dp.p99)},
+                                            {"p95", num(r.dp.p95)}, {"p90", num(r.dp.p90)}, {"p75", num(r.dp.p75)},
+                                            {"p50", num(r.dp.p50)}, {"p25", num(r.dp.p25)}, {"p10", num(r.dp.p10)},
+                                            {"p5", num(r.dp.p05)}, {"p1", num(r.dp.p01)}, {"p0.1", num(r.dp.p001)},
+                                            {"min", num(r.dp.min)}}}};
     json kld = json::array(), aa = json::array(), la = json::array(), ab = json::array(), lb = json::array(),
          fd = json::array(), nf = json::array();
     for (const RowResult& x : r.per_row) {
