@@ -87,7 +87,7 @@ std::string size_problem(const FamilySpec& f, const Shape& s) {
             return s.names[i] + "=" + std::to_string(s.values[i]) + " is above its limit " + std::to_string(max);
         if (__builtin_mul_overflow(product, uint64_t(std::max<int64_t>(s.values[i], 1)), &product) ||
             product > kDimProductMax)
-            return "the dimensions multiply to more than 2^48";
+            return "the dimensions multiply to more than 2^60";
     }
     return "";
 }

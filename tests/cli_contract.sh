@@ -75,7 +75,7 @@ expect 2 '' -- "$bg" check --no-such-flag
 expect 2 "--variant v9: no such variant in the selected families \(known: v1\)" -- "$bg" check --host-only --family quantize_q8_0 --variant v9
 expect 2 '--catalog nosuch: no such catalog .*known: .*regressions' -- "$bg" check --host-only --catalog nosuch
 expect 2 '--catalog nosuch: no such catalog' -- "$bg" golden check --catalog nosuch
-expect 2 "--profile nosuch: not a profile of quantize_q8_0" -- "$bg" run --family quantize_q8_0 --variant v1 --shape k=896 --profile nosuch --out "$tmp"
+expect 2 "--profile nosuch: unknown profile for quantize_q8_0" -- "$bg" run --family quantize_q8_0 --variant v1 --shape k=896 --profile nosuch --out "$tmp"
 expect 2 '--variant nosuch: no such variant' -- "$bg" prop --host-only --family quantize_q8_0 --variant nosuch --count 3
 expect 1 'the selection has no cases' -- "$bg" check --host-only --family quantize_q8_0 --filter nomatch
 expect 0 '0 cases' -- "$bg" check --host-only --family quantize_q8_0 --filter nomatch --allow-empty

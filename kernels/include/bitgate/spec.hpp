@@ -60,7 +60,7 @@ struct Dim {
 };
 
 inline constexpr int64_t kDimMax = 2147483647;                // INT32_MAX
-inline constexpr uint64_t kDimProductMax = uint64_t(1) << 48;  // leaves 2^15 for per-element bytes
+inline constexpr uint64_t kDimProductMax = uint64_t(1) << 60;  // leaves a factor of 8 for per-element bytes in int64; positions (pos0, ctx) count as factors too
 
 // ---------------------------------------------------------------------------------------------
 // Tensors.
