@@ -16,6 +16,7 @@
 #include "llama_kld.hpp"
 #include "npy.hpp"
 #include "outfile.hpp"
+#include "progress.hpp"
 
 namespace bitgate {
 namespace {
@@ -108,7 +109,10 @@ int run_diff(const DiffArgs& a, bool md5) {
     DiffOptions opt;
     opt.threads = a.threads;
     opt.md5 = md5;
+    Progress progress("rows");
+    if (progress.on()) opt.progress = [&progress](uint64_t done, uint64_t total) { progress(done, total); };
     const DiffResult r = diff(a.a, a.b, opt);
+    progress.clear();
     print_text(r, stdout);
     int rc = 0;
     std::vector<std::string> failed;
