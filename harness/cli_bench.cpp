@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench.hpp"
+#include "bench_plot.hpp"
 #include "cli.hpp"
 #include "device.hpp"
 #include "errors.hpp"
@@ -21,8 +22,13 @@ void add_bench_verb(CLI::App& app, int& rc) {
     c->add_option("--root", o.root, "directory holding shapes/");
     c->add_option("--json", o.json, "write the rows as JSON");
     c->add_option("--min-iters", o.min_iters, "timed calls at least (default 20)");
-    c->callback([&rc, owned] {
+    auto plot = std::make_shared<BenchPlotOptions>();
+    add_bench_plot_options(*c, *plot);
+    CLI::App* plot_verb = add_bench_plot_verb(*c, rc);
+    c->callback([&rc, owned, plot, plot_verb] {
+        if (plot_verb->parsed()) return;  // `bench plot` drew a saved run
         BenchOptions& o = *owned;
+        check_bench_plot(*plot);
         for (const auto& f : o.families) (void)family(f);
         if (std::string why = gpu_missing(); !why.empty()) throw NoGpu(why);
         std::printf("device: %s\n", gpu_name().c_str());
@@ -39,7 +45,7 @@ void add_bench_verb(CLI::App& app, int& rc) {
             std::printf("%-16s %-15s %-26s %10.2f %10.2f %9.1f %7.1f%% %6s %9s\n", r.family.c_str(), r.variant.c_str(),
                         r.shape.c_str(), r.median_us, r.bytes / 1e6, r.gbps, r.pct_ceiling, launches.c_str(), rate);
         }
-        if (!o.json.empty()) {
+        if (!o.json.empty() || !plot->out.empty()) {
             nlohmann::json j = {{"device", gpu_name()}, {"read_ceiling_gbps", ceiling}, {"rows", nlohmann::json::array()}};
             for (const auto& r : rows)
                 j["rows"].push_back({{"family", r.family}, {"variant", r.variant}, {"shape", r.shape},
@@ -47,7 +53,8 @@ void add_bench_verb(CLI::App& app, int& rc) {
                                      {"bytes", r.bytes}, {"gbps", r.gbps}, {"pct_ceiling", r.pct_ceiling},
                                      {"launches", r.launches}, {"prepare_launches", r.prepare_launches}, {"iters", r.iters}, {"rotation", r.rotation},
                                      {"ops", r.ops}, {"ops_per_s", r.ops_rate}, {"ops_unit", r.ops_unit}});
-            std::ofstream(o.json) << j.dump(1) << "\n";
+            if (!o.json.empty()) std::ofstream(o.json) << j.dump(1) << "\n";
+            if (!plot->out.empty()) draw_bench(j, "bench", *plot);
         }
         rc = exit_ok;
     });
