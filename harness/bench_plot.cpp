@@ -278,12 +278,13 @@ void add_bench_plot_options(CLI::App& bench, BenchPlotOptions& o) {
         ->delimiter(',');
 }
 
-void check_bench_plot(const BenchPlotOptions& o) {
+void check_bench_plot(const BenchPlotOptions& o, bool verb) {
     if (o.out.empty()) {
         if (!o.peer.empty() || !o.compute_peaks.empty()) throw BadInput("--peer and --compute-peak only go with --plot");
         return;
     }
-    plot::require_gnuplot("--plot");
+    plot::require_gnuplot(verb ? "bench plot" : "--plot");
+    plot::require_writable(verb ? "--out" : "--plot", o.out);
     parse_peaks(o.compute_peaks);
     if (!o.peer.empty()) read_peer(o.peer);
 }
@@ -300,7 +301,7 @@ CLI::App* add_bench_plot_verb(CLI::App& bench, int& rc) {
     c->add_option("--peer", a->o.peer, "a peer's figures: lines 'family,shape,peer,value' (value 7.9% or 84.3us)");
     c->add_option("--compute-peak", a->o.compute_peaks, "FAMILY=N: draw that family as % of N (its ops unit)")->delimiter(',');
     c->callback([a, &rc] {
-        check_bench_plot(a->o);
+        check_bench_plot(a->o, true);  // the JSON is read after: its errors name it
         std::ifstream f(a->json);
         if (!f) throw BadInput(a->json + ": cannot open");
         nlohmann::json j;

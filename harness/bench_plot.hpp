@@ -53,7 +53,8 @@ void draw_bench(const nlohmann::json& bench, const std::string& source, const Be
 // --plot, --peer and --compute-peak on `bench`; check_bench_plot() refuses a missing gnuplot or a
 // bad peer file before the device run.
 void add_bench_plot_options(CLI::App& bench, BenchPlotOptions& o);
-void check_bench_plot(const BenchPlotOptions& o);
+// `verb`: true for `bench plot` (its errors name the verb and --out), false for `bench --plot`.
+void check_bench_plot(const BenchPlotOptions& o, bool verb = false);
 // `bench plot BENCH.json --out F.svg`: returns the subcommand (the bench verb skips its run when it
 // was given).
 CLI::App* add_bench_plot_verb(CLI::App& bench, int& rc);

@@ -42,6 +42,18 @@ void require_gnuplot(std::string_view option) {
         throw BadInput(std::string(option) + " needs gnuplot (Debian package gnuplot-nox), which is not on PATH");
 }
 
+void require_writable(std::string_view option, const std::string& out) {
+    const auto slash = out.find_last_of('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : out.substr(0, slash);
+    struct stat st{};
+    if (out.empty() || (slash != std::string::npos && slash + 1 == out.size()))
+        throw BadInput(std::string(option) + " '" + out + "': not a file name");
+    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        throw BadInput(std::string(option) + " " + out + ": directory " + dir + " does not exist");
+    if (access(dir.c_str(), W_OK | X_OK) != 0)
+        throw BadInput(std::string(option) + " " + out + ": directory " + dir + " is not writable");
+}
+
 std::string quote(std::string_view s) {
     std::string q = "'";
     for (char c : s) {
@@ -117,7 +129,7 @@ void render_svg(std::string_view option, const std::string& body, const std::str
         std::istringstream lines(err.read());
         std::string line, why;
         while (std::getline(lines, line))
-            if (line.find_first_not_of(" ^\t") != std::string::npos) why = line;
+            if (const auto a = line.find_first_not_of(" ^\t"); a != std::string::npos) why = line.substr(a);
         throw BadInput(std::string(option) + ": gnuplot could not draw " + out + (why.empty() ? "" : ": " + why));
     }
     target.write(picture.data(), picture.size());

@@ -13,6 +13,9 @@ namespace bitgate::plot {
 std::string find_gnuplot();
 // Throws BadInput("OPTION needs gnuplot (Debian package gnuplot-nox), which is not on PATH").
 void require_gnuplot(std::string_view option);
+// Throws BadInput("OPTION PATH: ...") when the picture could not be written there (its directory is
+// missing or not writable): checked before long work, so that a typo costs nothing.
+void require_writable(std::string_view option, const std::string& out);
 // A gnuplot string literal that holds `s` exactly: single quotes, '' for a quote (gnuplot does no
 // backslash processing there). Control characters become spaces.
 std::string quote(std::string_view s);

@@ -108,7 +108,10 @@ struct DiffArgs {
 };
 
 int run_diff(const DiffArgs& a, bool md5) {
-    if (!a.plot.empty()) plot::require_gnuplot("--plot");  // before the files are read, not after
+    if (!a.plot.empty()) {  // before the files are read, not after
+        plot::require_gnuplot("--plot");
+        plot::require_writable("--plot", a.plot);
+    }
     DiffOptions opt;
     opt.threads = a.threads;
     opt.md5 = md5;

@@ -234,9 +234,12 @@ TEST_F(PlotTest, MissingGnuplotIsOneLineAndExit2) {
     write("b.json", kFlatBench);
     ASSERT_EQ(run("spkl synth '" + path("a.spkl") + "' --vocab 16 --rows 4").rc, 0);
     const std::string hide = "PATH=" + path("nothing");
+    CliRun v = run("bench plot '" + path("b.json") + "' --out '" + path("x.svg") + "'", hide);
+    EXPECT_EQ(v.rc, 2) << v.err;
+    EXPECT_EQ(v.err, "bitgate: error: bench plot needs gnuplot (Debian package gnuplot-nox), which is not on PATH\n");
+    EXPECT_FALSE(fs::exists(path("x.svg")));
     for (const std::string& args :
-         {"bench plot '" + path("b.json") + "' --out '" + path("x.svg") + "'",
-          "bench --plot '" + path("x.svg") + "'",
+         {"bench --plot '" + path("x.svg") + "'",
           "spkl diff '" + path("a.spkl") + "' '" + path("a.spkl") + "' --plot '" + path("x.svg") + "'",
           "spkl kld '" + path("a.spkl") + "' '" + path("a.spkl") + "' --plot '" + path("x.svg") + "'"}) {
         const CliRun r = run(args, hide);
@@ -245,6 +248,32 @@ TEST_F(PlotTest, MissingGnuplotIsOneLineAndExit2) {
         EXPECT_EQ(r.out, "") << args;
         EXPECT_FALSE(fs::exists(path("x.svg"))) << args;
     }
+}
+
+TEST_F(PlotTest, UnwritablePictureIsRefusedBeforeTheWork) {
+    need_tools();
+    ASSERT_EQ(run("spkl synth '" + path("a.spkl") + "' --vocab 16 --rows 4").rc, 0);
+    const std::string out = path("no/such/dir/x.svg");
+    const CliRun r = run("spkl diff '" + path("a.spkl") + "' '" + path("a.spkl") + "' --plot '" + out + "'");
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_EQ(r.out, "") << "refused before the diff printed anything";
+    EXPECT_EQ(r.err, "bitgate: error: --plot " + out + ": directory " + path("no/such/dir") + " does not exist\n");
+    write("b.json", kFlatBench);
+    const CliRun b = run("bench plot '" + path("b.json") + "' --out '" + out + "'");
+    EXPECT_EQ(b.rc, 2);
+    EXPECT_EQ(b.err, "bitgate: error: --out " + out + ": directory " + path("no/such/dir") + " does not exist\n");
+}
+
+TEST_F(PlotTest, GnuplotFailureIsOneLineAndNoPicture) {
+    // A gnuplot that fails as a real one does on a script error: its last words end the message.
+    fs::create_directories(path("bin"));
+    write("bin/gnuplot", "#!/bin/sh\necho 'gnuplot: warming up' >&2\necho '         line 7: undefined variable: x' >&2\nexit 1\n");
+    fs::permissions(path("bin/gnuplot"), fs::perms::owner_all);
+    write("b.json", kFlatBench);
+    const CliRun r = run("bench plot '" + path("b.json") + "' --out '" + path("x.svg") + "'", "PATH=" + path("bin") + ":/usr/bin:/bin");
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_EQ(r.err, "bitgate: error: --plot: gnuplot could not draw " + path("x.svg") + ": line 7: undefined variable: x\n");
+    EXPECT_FALSE(fs::exists(path("x.svg")));
 }
 
 // ---- the histogram's bins ----------------------------------------------------------------------------
