@@ -38,9 +38,9 @@ SpreadRun spread_run(const Spread& s, const std::vector<std::string>& argv, int 
     for (int w = 0; w < s.workers; ++w) {
         const WorkerExit& e = exits[size_t(w)];
         run.worst_rc = std::max(run.worst_rc, e.rc);
-        const std::string who = s.what(w) + " (shard " + shards[size_t(w)] + ")";
+        const std::string who = s.what(w) + ", shard " + shards[size_t(w)];
         if (e.rc != exit_ok && e.rc != exit_failed) {
-            std::printf("worker %s: %s %d after %.1f s; the end of its log:\n", who.c_str(), e.signal ? "killed by signal" : "exit",
+            std::printf("%s: %s %d after %.1f s; the end of its log:\n", who.c_str(), e.signal ? "killed by signal" : "exit",
                         e.signal ? e.signal : e.rc, e.seconds);
             print_log_tail(stdout, e.log, "[" + s.what(w) + "]", 20);
             continue;
@@ -48,13 +48,13 @@ SpreadRun spread_run(const Spread& s, const std::vector<std::string>& argv, int 
         try {
             parts.push_back(read_report(reports[size_t(w)]));
         } catch (const BadInput& err) {
-            std::printf("worker %s: exit %d but its report is unreadable: %s; the end of its log:\n", who.c_str(), e.rc, err.what());
+            std::printf("%s: exit %d but its report is unreadable: %s; the end of its log:\n", who.c_str(), e.rc, err.what());
             print_log_tail(stdout, e.log, "[" + s.what(w) + "]", 20);
             run.worst_rc = std::max(run.worst_rc, int(exit_internal));
             continue;
         }
         const Tally t = tally(parts.back().results);
-        std::printf("worker %s: exit %d, %zu cases, %zu failed, in %.1f s\n", who.c_str(), e.rc, t.total, t.failed, e.seconds);
+        std::printf("%s: exit %d, %zu cases, %zu failed, in %.1f s\n", who.c_str(), e.rc, t.total, t.failed, e.seconds);
     }
     if (parts.size() != size_t(s.workers)) return run;
     const Report merged = merge_reports(parts, shard_index, shard_count);

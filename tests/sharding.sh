@@ -77,6 +77,14 @@ echo "quantize_q8_0 v1 k=4064 seed=1 profile=zeros y=0123456789abcdef0123456789a
 expect 1 'bitgate golden check: [0-9]+ cases .* 1 failed' -- "$bg" golden check --family quantize_q8_0 --root "$tmp/root" --workers 4 --json "$tmp/g4.json"
 same_run "$tmp/g1.json" "$tmp/g4.json" && ok || bad "golden check --workers 4 differs from golden check"
 
+# A worker that ends with bad input: its log's end shown under its name, no merged report, its exit code.
+rm -rf "$tmp/bad"; mkdir -p "$tmp/bad"; cp -r "$src/shapes" "$src/golden" "$tmp/bad/"
+sed -i '7s/ y=[0-9a-f]*/ y=zz/' "$tmp/bad/golden/quantize_q8_0.golden"
+out=$("$bg" check --host-only --family quantize_q8_0 --root "$tmp/bad" --workers 2 2>&1); rc=$?
+[[ $rc -eq 2 ]] && grep -qE '^worker 1, shard 1/2: exit 2 after' <<<"$out" \
+    && grep -qE '^\[worker 1\] bitgate: error: .*quantize_q8_0.golden:7: digest of y' <<<"$out" \
+    && grep -qE '^bitgate check: no merged report: a worker ended with exit 2' <<<"$out" && ok || bad "a failing worker: exit $rc: $out"
+
 # report merge: N shards are the unsharded run, case for case; the exit code is the run's verdict.
 for n in 1 2 5; do
     files=()
