@@ -28,7 +28,7 @@ namespace {
 struct CommonOpts {
     std::vector<std::string> families, variants, catalogs, filter;
     std::string seeds, shard, json, junit, root, gpus;
-    int workers = 0;
+    int workers = -1;  // absent
     bool host_only = false, device = false, mutants = false;
     bool require_golden = false, allow_empty = false, quiet = false, failures_only = false, dry_run = false;
 };
@@ -162,7 +162,7 @@ int do_golden(const CommonOpts& c, bool regen) {
             throw BadInput("golden regen rewrites whole files: --catalog, --filter and --shard do not apply");
         if (!c.json.empty() || !c.junit.empty())
             throw BadInput("golden regen writes no report: --json and --junit do not apply (golden check writes them)");
-        if (!c.gpus.empty() || c.workers)
+        if (!c.gpus.empty() || c.workers != -1)
             throw BadInput("golden regen rewrites whole files in one process: --gpus and --workers do not apply");
     }
     CheckOptions o = to_check_options(c);

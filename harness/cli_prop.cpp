@@ -30,7 +30,7 @@ struct PropOpts {
     uint64_t seed = 0;
     bool device = false, host_only = false, append = false, verbose = false;
     std::string root, gpus;
-    int workers = 0;
+    int workers = -1;  // absent
 };
 
 rc::Gen<int64_t> dim_gen(const Dim& d) {

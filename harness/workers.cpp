@@ -42,8 +42,8 @@ std::vector<std::string> split_commas(const std::string& s) {
 
 Spread resolve_spread(const std::string& gpus, int workers) {
     Spread s;
-    if (!gpus.empty() && workers) throw BadInput("--gpus and --workers exclude each other (--gpus starts one worker per GPU)");
-    if (workers) {
+    if (!gpus.empty() && workers != -1) throw BadInput("--gpus and --workers exclude each other (--gpus starts one worker per GPU)");
+    if (workers != -1) {
         if (workers < 1 || workers > kMaxWorkers)
             throw BadInput("--workers " + std::to_string(workers) + ": expected 1 to " + std::to_string(kMaxWorkers));
         s.workers = workers;

@@ -17,7 +17,7 @@ struct Spread {
     std::string what(int w) const;        // "GPU 1" or "worker 1"
 };
 
-// From the --gpus and --workers options ("" and 0 when absent). --gpus in a build without CUDA is
+// From the --gpus and --workers options ("" and -1 when absent). --gpus in a build without CUDA is
 // bad input naming why; --gpus where the driver sees no device is NoGpu; asking for more GPUs
 // than are visible is bad input.
 Spread resolve_spread(const std::string& gpus, int workers);

@@ -357,8 +357,10 @@ TEST(Workers, OptionsAreStrippedInBothSpellings) {
               (std::vector<std::string>{"bitgate", "check", "--family", "add"}));
     EXPECT_NE(error_of([] { resolve_spread("2", 3); }).find("exclude each other"), std::string::npos);
     EXPECT_NE(error_of([] { resolve_spread("", 5000); }).find("--workers 5000: expected 1 to 1024"), std::string::npos);
-    EXPECT_NE(error_of([] { resolve_spread("two", 0); }).find("--gpus two: expected all or a number"), std::string::npos);
+    EXPECT_NE(error_of([] { resolve_spread("two", -1); }).find("--gpus two: expected all or a number"), std::string::npos);
     EXPECT_EQ(resolve_spread("", 3).workers, 3);
     EXPECT_FALSE(resolve_spread("", 3).gpus);
-    EXPECT_EQ(resolve_spread("", 0).workers, 0);
+    EXPECT_EQ(resolve_spread("", -1).workers, 0);  // no --workers: no spreading
+    EXPECT_NE(error_of([] { resolve_spread("", 0); }).find("--workers 0: expected 1 to 1024"), std::string::npos);
+    EXPECT_NE(error_of([] { resolve_spread("", -2); }).find("--workers -2: expected 1 to 1024"), std::string::npos);
 }
