@@ -120,13 +120,17 @@ tbo=$(find "$build" -name test-backend-ops -type f -perm -u+x | head -1)
 echo "binary: $tbo"
 
 strip_colors() { sed 's/\x1b\[[0-9;]*m//g'; }
+help=$("$tbo" --help 2>&1 || true)  # its usage exits 1
 echo "== llama.cpp test-backend-ops perf -o MUL_MAT -b $backend"
 echo "   (back-to-back: many runs of one op in one ggml graph; weights not rotated; us/run of"
-echo "    q8_0 with 1 token includes its activation quantize to q8_1; its 'GB/s' is GiB/s)"
-if "$tbo" --help 2>&1 | grep -q -- --test-file; then
+echo "    q8_0 with 1 token includes its activation quantize to q8_1; its 'GB/s' is GiB/s;
+    a g=4 line times one matrix of the group: the group is four such products)"
+if grep -q -- --test-file <<<"$help"; then
     file=$build/bitgate-mul-mat.cases
     write_test_file "$src" "$file"
-    "$tbo" perf -o MUL_MAT -b "$backend" --test-file "$file" 2>&1 | strip_colors | tee "$build/perf.log" |
+    { "$tbo" perf -o MUL_MAT -b "$backend" --test-file "$file" 2>&1 ||
+        echo "peer-llama: test-backend-ops exited with an error (log: $build/perf.log)" >&2; } |
+        strip_colors | tee "$build/perf.log" |
         awk '/name=bitgate:/ {
                  match($0, /name=bitgate:[^,]*/)
                  tag = substr($0, RSTART + 13, RLENGTH - 13)
@@ -138,6 +142,9 @@ if "$tbo" --help 2>&1 | grep -q -- --test-file; then
 else
     echo "   (this tree has no --test-file: its built-in perf cases only)"
 fi
-# The built-in case that matches a catalog shape (4096 x 14336), whatever the tree's version.
-"$tbo" perf -o MUL_MAT -b "$backend" 2>&1 | strip_colors |
-    grep -E 'MUL_MAT\(type_a=(q8_0|f32),type_b=f32,m=4096,n=(1|512),k=14336,' || true
+# The built-in cases that match a catalog shape (4096 x 14336 at 1 and 512 tokens), selected with
+# -p where the tree has it (without it every type's MUL_MAT would run, minutes of them).
+if grep -q -- '-p <params regex>' <<<"$help"; then
+    { "$tbo" perf -o MUL_MAT -b "$backend" -p 'type_a=(q8_0|f32),type_b=f32,m=4096,n=(1|512),k=14336,' 2>&1 || true; } |
+        strip_colors | grep -E 'MUL_MAT\(type_a=(q8_0|f32),type_b=f32,m=4096,n=(1|512),k=14336,' || true
+fi
