@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "bench.hpp"
 #include "bench_plot.hpp"
 #include "errors.hpp"
 #include "plot.hpp"
@@ -148,6 +149,27 @@ TEST_F(PlotTest, BenchPictureFromTwoTimings) {
     EXPECT_EQ(p.series, (std::vector<std::string>{"v2", "v2 back-to-back", "v1"}));
     EXPECT_EQ(point(p, "proj_q8_0 n=96 k=7168 g=1", "v2 back-to-back"), 5);
     EXPECT_TRUE(std::isnan(point(p, "proj_q8_0 n=96 k=7168 g=1", "v1 back-to-back")));
+}
+
+TEST_F(PlotTest, BenchPictureReadsWhatTheBenchWrites) {
+    // Rows made by the bench's own JSON writer (bench_json): both timings, one unavailable.
+    BenchRow a{.family = "proj_q8_0", .variant = "hoisted", .shape = "n=12288 k=7168 g=1", .bytes = 93.6e6, .launches = 1};
+    a.isolated = {.available = true, .median_us = 31.7, .fig = figures(31.7, 93.6e6, 0, 4454), .samples = 2000};
+    a.back_to_back = {.available = true, .median_us = 24.0, .fig = figures(24.0, 93.6e6, 0, 4454), .samples = 150, .calls = 84};
+    BenchRow b{.family = "embed", .variant = "q8_0", .shape = "n=1 d=896", .bytes = 4000, .launches = 1};
+    b.isolated = {.available = true, .median_us = 3.0, .fig = figures(3.0, 4000, 0, 4454), .samples = 100};
+    b.back_to_back.why = "the call cannot be captured in a CUDA graph";
+    const auto j = nlohmann::json::parse(bench_json({.name = "H200", .read_ceiling_gbps = 4454}, {a, b}));
+    write("peer.csv", "proj_q8_0,n=12288 k=7168 g=1,peer,46.8us\n");
+    const BenchPicture p = bench_picture(j, "b.json", {.peer = path("peer.csv")});
+    EXPECT_EQ(p.device, "H200");
+    EXPECT_EQ(p.series, (std::vector<std::string>{"hoisted", "hoisted back-to-back", "q8_0", "peer"}));
+    // 93.6e6 B in 31.7 us is 2952.7 GB/s, 66.29% of 4454; in 24.0 us 3900 GB/s, 87.56%; in 46.8 us 2000 GB/s, 44.90%.
+    EXPECT_NEAR(point(p, "proj_q8_0 n=12288 k=7168 g=1", "hoisted"), 66.29, 0.01);
+    EXPECT_NEAR(point(p, "proj_q8_0 n=12288 k=7168 g=1", "hoisted back-to-back"), 87.56, 0.01);
+    EXPECT_NEAR(point(p, "proj_q8_0 n=12288 k=7168 g=1", "peer"), 44.90, 0.01);
+    EXPECT_NEAR(point(p, "embed n=1 d=896", "q8_0"), 4000 / 3e-6 / 1e9 / 4454 * 100, 1e-9);
+    EXPECT_TRUE(std::isnan(point(p, "embed n=1 d=896", "q8_0 back-to-back")));
 }
 
 TEST_F(PlotTest, BenchBadInputIsOneLineNamingTheFile) {
