@@ -1,6 +1,5 @@
 #include "proj_q8_0.cuh"
 
-#include "bitgate/spec.hpp"
 #include "proj_q8_0_impl.cuh"
 #include "quantize_q8_0.cuh"
 
@@ -92,36 +91,5 @@ int proj_q8_0_hoisted_fused4(const float* x, const BlockQ8_0* w, float* y, int64
                              cudaStream_t stream) {
     return proj_q8_0_hoist(x, xq, k, stream) + proj_q8_0_project_fused4(xq, w, y, n, k, stream);
 }
-
-namespace {
-
-// Tensors in the spec's order: in x, w; out y; work xq (hoisted), scratch (per call).
-cudaStream_t stream_of(const DeviceIo& io) { return static_cast<cudaStream_t>(io.stream); }
-
-BITGATE_DEVICE("proj_q8_0", "v1", [](const Shape& s, const DeviceIo& io) {
-    return proj_q8_0_per_call_v1(io.input<float>(0), io.input<BlockQ8_0>(1), io.output<float>(0), s["n"], s["k"], s["g"],
-                                 io.workspace<BlockQ8_0>(1), stream_of(io));
-});
-BITGATE_DEVICE("proj_q8_0", "v2", [](const Shape& s, const DeviceIo& io) {
-    return proj_q8_0_per_call_v2(io.input<float>(0), io.input<BlockQ8_0>(1), io.output<float>(0), s["n"], s["k"], s["g"],
-                                 io.workspace<BlockQ8_0>(1), stream_of(io));
-});
-// fused4 and hoisted: the quantize is the preparation (once per activation, run by the engine
-// before every checked launch, untimed by the benchmark); the launch is the projection alone.
-int hoist(const Shape& s, const DeviceIo& io) {
-    return proj_q8_0_hoist(io.input<float>(0), io.workspace<BlockQ8_0>(0), s["k"], stream_of(io));
-}
-BITGATE_DEVICE_PREPARE("proj_q8_0", "fused4", hoist);
-BITGATE_DEVICE_PREPARE("proj_q8_0", "hoisted", hoist);
-BITGATE_DEVICE("proj_q8_0", "fused4", [](const Shape& s, const DeviceIo& io) {
-    return proj_q8_0_project_fused4(io.workspace<BlockQ8_0>(0), io.input<BlockQ8_0>(1), io.output<float>(0), s["n"], s["k"],
-                                    stream_of(io));
-});
-BITGATE_DEVICE("proj_q8_0", "hoisted", [](const Shape& s, const DeviceIo& io) {
-    return proj_q8_0_project_hoisted(io.workspace<BlockQ8_0>(0), io.input<BlockQ8_0>(1), io.output<float>(0), s["n"], s["k"],
-                                     s["g"], stream_of(io));
-});
-
-}  // namespace
 
 }  // namespace bitgate::cuda

@@ -35,10 +35,10 @@ FamilySpec toy(HostModel model) {
     };
 }
 
-Shape shape_n(int64_t n) { return Shape{{"n"}, {n}}; }
+Shape shape_n(int64_t n) { return Shape{{"n"}, {n}, "toy"}; }
 
 void add_one(const Shape& s, const HostIo& io) {
-    for (int64_t i = 0; i < s["n"]; ++i) io.output<float>(0)[i] = io.input<float>(0)[i] + 1.0f;
+    for (int64_t i = 0; i < s["n"]; ++i) io.output<float>("y")[i] = io.input<float>("x")[i] + 1.0f;
 }
 
 std::string write_temp(const std::string& name, const std::string& text) {
@@ -72,7 +72,7 @@ TEST(HostRun, SoundModelPassesAndIsDeterministic) {
 
 TEST(HostRun, UnwrittenBytesAreFound) {
     const FamilySpec f = toy([](const Shape& s, const HostIo& io) {
-        for (int64_t i = 0; i + 1 < s["n"]; ++i) io.output<float>(0)[i] = 1.0f;  // forgets the last
+        for (int64_t i = 0; i + 1 < s["n"]; ++i) io.output<float>("y")[i] = 1.0f;  // forgets the last
     });
     const ModelRun r = run_model(f, f.variants[0], shape_n(8), make_inputs(f, shape_n(8), 1, "uniform"), true);
     EXPECT_EQ(r.verdict, Verdict::unwritten);
@@ -84,7 +84,7 @@ TEST(HostRun, UnwrittenBytesAreFound) {
 TEST(HostRun, WritePastTheEndHitsTheGuard) {
     const FamilySpec f = toy([](const Shape& s, const HostIo& io) {
         add_one(s, io);
-        io.output<float>(0)[s["n"]] = 0.0f;
+        io.output<float>("y")[s["n"]] = 0.0f;
     });
     const ModelRun r = run_model(f, f.variants[0], shape_n(8), make_inputs(f, shape_n(8), 1, "uniform"), false);
     EXPECT_EQ(r.verdict, Verdict::out_of_bounds);
@@ -93,7 +93,7 @@ TEST(HostRun, WritePastTheEndHitsTheGuard) {
 TEST(HostRun, WritingTheInputIsFound) {
     const FamilySpec f = toy([](const Shape& s, const HostIo& io) {
         add_one(s, io);
-        const_cast<float*>(io.input<float>(0))[2] = 9.0f;
+        const_cast<float*>(io.input<float>("x"))[2] = 9.0f;
     });
     const ModelRun r = run_model(f, f.variants[0], shape_n(8), make_inputs(f, shape_n(8), 1, "uniform"), false);
     EXPECT_EQ(r.verdict, Verdict::input_modified);

@@ -92,7 +92,7 @@ std::vector<BenchRow> run_bench(const BenchOptions& o, double ceiling) {
         int rot = int(std::clamp<size_t>((4 * size_t(p.l2CacheSize) + set_bytes - 1) / std::max<size_t>(set_bytes, 1), 2, 64));
         while (rot > 1 && set_bytes * rot > free_b * 6 / 10) --rot;
         std::vector<std::vector<void*>> bufs(rot);
-        std::vector<DeviceIo> ios(rot);
+        std::vector<DeviceIo> ios(rot, DeviceIo{.family = &f});
         for (int r = 0; r < rot; ++r) {
             for (const auto& b : in) {
                 void* d; must(cudaMalloc(&d, b.size()), "cudaMalloc");
@@ -103,15 +103,15 @@ std::vector<BenchRow> run_bench(const BenchOptions& o, double ceiling) {
             for (size_t n : works) { void* d; must(cudaMalloc(&d, n), "cudaMalloc"); must(cudaMemset(d, 0, n), "memset"); bufs[r].push_back(d); ios[r].work.push_back(d); }
         }
         for (const VariantSpec& v : f.variants) {
-            if (v.mutant || !f.device.count(v.name)) continue;
+            if (v.mutant || !v.launch) continue;
             if (!o.variants.empty() && std::find(o.variants.begin(), o.variants.end(), v.name) == o.variants.end()) continue;
             if (!l.variants.empty() && std::find(l.variants.begin(), l.variants.end(), v.name) == l.variants.end()) continue;
             if (!shape_problem(f, &v, l.shape).empty()) continue;
-            const DeviceLauncher& launch = f.device.at(v.name);
+            const DeviceLauncher& launch = v.launch;
             BenchRow row{.family = f.name, .variant = v.name, .shape = l.shape.str(), .rotation = rot};
             Events ev;
-            if (auto p = f.device_prepare.find(v.name); p != f.device_prepare.end())
-                for (int r = 0; r < rot; ++r) row.prepare_launches = p->second(l.shape, ios[r]);
+            if (v.prepare)
+                for (int r = 0; r < rot; ++r) row.prepare_launches = v.prepare(l.shape, ios[r]);
             for (int i = 0; i < 3; ++i) row.launches = launch(l.shape, ios[i % rot]);
             must(cudaDeviceSynchronize(), "warm-up");
             must(cudaGetLastError(), "warm-up launch");

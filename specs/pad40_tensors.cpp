@@ -1,9 +1,11 @@
-#include "pad40_spec.hpp"
+#include "pad40_tensors.hpp"
+
+#include <cstring>
 
 #include "bitgate/inputs.hpp"
 #include "bitgate/pad40.hpp"
 
-namespace bitgate::ref {
+namespace bitgate::specs {
 
 namespace {
 
@@ -14,6 +16,18 @@ std::string tile_words(int64_t nchunk, int64_t tile, uint32_t r) {
 }
 
 }  // namespace
+
+TensorSpec rms_norm_weight(const std::string& name, const std::string& cols) {
+    return {.name = name, .role = Role::input, .elem = Elem::f32,
+            .bytes = [cols](const Shape& s) { return size_t(s[cols]) * 4; },
+            .generate = [](const Shape&, const GenRequest& r, std::span<uint8_t> out) {
+                const inputs::Stream st(r);
+                for (size_t i = 0; i < out.size() / 4; ++i) {
+                    const float v = 1.0f + 0.5f * st.uniform(i);
+                    std::memcpy(out.data() + i * 4, &v, 4);
+                }
+            }};
+}
 
 TensorSpec pad40_input(const std::string& name, const std::string& cols) { return inputs::f32_input(name, "n", cols); }
 
@@ -50,4 +64,4 @@ TensorSpec pad40_sda_tensor(const std::string& cols) {
             }};
 }
 
-}  // namespace bitgate::ref
+}  // namespace bitgate::specs

@@ -6,6 +6,7 @@
 #include "bitgate/f16.hpp"
 #include "bitgate/pad40.hpp"
 #include "bitgate/spec.hpp"
+#include "quantize_pad40_t.cuh"
 #include "quantize_pad40_t.hpp"
 
 namespace {
@@ -14,10 +15,9 @@ using namespace bitgate;
 
 // roundf (ties away from zero) where the plane uses rintf (ties to even): differs on exact ties.
 void roundf_model(const Shape& s, const HostIo& io) {
-    const float* x = io.input<float>(0);
+    const float* x = io.input<float>("x");
     const int64_t n = s["n"], d = s["d"], nchunk = pad40_nchunk(d);
-    std::memset(io.out[0].data(), 0, io.out[0].size());
-    std::memset(io.out[1].data(), 0, io.out[1].size());
+    for (const char* plane : {"qs", "sda"}) std::memset(io.output_bytes(plane).data(), 0, io.output_bytes(plane).size());
     int8_t q[kPad40Chunk];
     for (int64_t t = 0; t < n; ++t)
         for (int64_t c = 0; c < nchunk; ++c) {
@@ -32,16 +32,29 @@ void roundf_model(const Shape& s, const HostIo& io) {
                 q[j] = r >= 127.0f ? 127 : r <= -128.0f ? -128 : int8_t(r);
                 ssum += q[j];
             }
-            ref::pad40_store_chunk(io.output<uint8_t>(0), io.output<uint32_t>(1), t, c, nchunk, q,
+            ref::pad40_store_chunk(io.output<uint8_t>("qs"), io.output<uint32_t>("sda"), t, c, nchunk, q,
                                    pad40_sda_word(f32_to_f16_rn(dd), ssum));
         }
 }
 
+using cuda::mutants::Pad40Defect;
+
+DeviceLauncher defective([[maybe_unused]] Pad40Defect defect) {
+    return BITGATE_ON_DEVICE([defect](const Shape& s, const DeviceIo& io) {
+        cuda::mutants::quantize_pad40_t_defective(defect, io.input<float>("x"), s["n"], s["d"], io.output<uint8_t>("qs"),
+                                                  io.output<uint32_t>("sda"), static_cast<cudaStream_t>(io.stream));
+        return 1;
+    });
+}
+
 BITGATE_VARIANT("quantize_pad40_t", kernel_mutant("v1", "m_tail_unwritten", "unwritten",
-                                                  "skips the padded tokens n .. 64-padded instead of writing zeros"));
-BITGATE_VARIANT("quantize_pad40_t", kernel_mutant("v1", "m_no_xor", "value_mismatch", "drops the swizzle's xor"));
+                                                  "skips the padded tokens n .. 64-padded instead of writing zeros",
+                                                  defective(Pad40Defect::tail_unwritten)));
+BITGATE_VARIANT("quantize_pad40_t", kernel_mutant("v1", "m_no_xor", "value_mismatch", "drops the swizzle's xor",
+                                                  defective(Pad40Defect::no_xor)));
 BITGATE_VARIANT("quantize_pad40_t", kernel_mutant("v1", "m_roundf", "value_mismatch",
-                                                  "rounds with roundf instead of rintf (seen on ties)"));
+                                                  "rounds with roundf instead of rintf (seen on ties)",
+                                                  defective(Pad40Defect::roundf)));
 BITGATE_VARIANT("quantize_pad40_t", (VariantSpec{.name = "m_model_roundf",
                                                  .summary = "host model rounding with roundf instead of rintf",
                                                  .model = roundf_model, .mutant = true,

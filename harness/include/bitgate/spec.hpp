@@ -1,12 +1,13 @@
 // The kernel spec: everything the engine needs to know about a family, as data.
 //
-// A family registers itself once (refimpl/<family>.cpp, with BITGATE_FAMILY) and its device
-// launchers once (kernels/<family>.cu, with BITGATE_DEVICE). Catalogs, goldens, property search,
-// device diffs, claims, bench and reports are generic over this description, so adding a family
-// never edits the engine.
+// A family registers itself once (specs/<family>.cpp, with BITGATE_FAMILY): its dimensions,
+// tensors, generators, decoders, profiles, and variants, each with its host model (refimpl/) and
+// its device launcher (kernels/, compiled only where CUDA is built). Catalogs, goldens, property
+// search, device diffs, claims, bench and reports are generic over this description, so adding a
+// family never edits the engine.
 //
-// Plain C++ only: both the host models and the CUDA translation units include it, and the
-// registry lives here (inline, function-local statics) so neither side links against the engine.
+// Plain C++ only; the registry lives here (inline, function-local statics) so that the specs and
+// the mutants register without linking against the engine.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -27,11 +29,14 @@ namespace bitgate {
 struct Shape {
     std::vector<std::string> names;
     std::vector<int64_t> values;
+    std::string family;  // whose dimensions these are, for the error below
 
+    // A dimension the family never declared is a programming error, reported where it is asked.
     int64_t operator[](std::string_view name) const {
         for (size_t i = 0; i < names.size(); ++i)
             if (names[i] == name) return values[i];
-        return -1;  // a family asking for a dimension it did not declare is a programming error
+        throw std::logic_error((family.empty() ? std::string("a shape") : family) + " has no dimension '" +
+                               std::string(name) + "' (shape: " + str() + ")");
     }
     // "n=3325 d=3584", the catalog spelling.
     std::string str() const {
@@ -72,7 +77,7 @@ inline size_t elem_size(Elem e) {
 }
 
 // What an input generator sees. Every byte it writes must be a pure function of
-// (seed, profile, tensor name, shape, byte position): engine helpers in harness/inputs.hpp.
+// (seed, profile, tensor name, shape, byte position): helpers in bitgate/inputs.hpp.
 struct GenRequest {
     uint64_t seed = 0;
     std::string_view profile;
@@ -93,27 +98,48 @@ struct TensorSpec {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Host models and device launchers see the tensors in the family's declared order, split by role.
+// Host models and device launchers reach their tensors by the names the family's tensor list
+// declares, so the list is the only place that says which buffer is which. The engine fills the
+// buffers in the declared order, split by role; asking for a name the family never declared (or
+// declared with another role) throws std::logic_error naming family, role and tensor.
+
+struct FamilySpec;
+size_t tensor_slot(const FamilySpec* f, Role role, std::string_view name);
 
 struct HostIo {
+    const FamilySpec* family = nullptr;
     std::vector<std::span<const uint8_t>> in;
     std::vector<std::span<uint8_t>> out;
     std::vector<std::span<uint8_t>> work;
 
-    template <class T> const T* input(size_t i) const { return reinterpret_cast<const T*>(in[i].data()); }
-    template <class T> T* output(size_t i) const { return reinterpret_cast<T*>(out[i].data()); }
-    template <class T> T* workspace(size_t i) const { return reinterpret_cast<T*>(work[i].data()); }
+    template <class T> const T* input(std::string_view name) const {
+        return reinterpret_cast<const T*>(in[tensor_slot(family, Role::input, name)].data());
+    }
+    template <class T> T* output(std::string_view name) const {
+        return reinterpret_cast<T*>(out[tensor_slot(family, Role::output, name)].data());
+    }
+    template <class T> T* workspace(std::string_view name) const {
+        return reinterpret_cast<T*>(work[tensor_slot(family, Role::workspace, name)].data());
+    }
+    std::span<uint8_t> output_bytes(std::string_view name) const { return out[tensor_slot(family, Role::output, name)]; }
 };
 
 struct DeviceIo {
+    const FamilySpec* family = nullptr;
     std::vector<const void*> in;
     std::vector<void*> out;
     std::vector<void*> work;
     void* stream = nullptr;  // a cudaStream_t
 
-    template <class T> const T* input(size_t i) const { return static_cast<const T*>(in[i]); }
-    template <class T> T* output(size_t i) const { return static_cast<T*>(out[i]); }
-    template <class T> T* workspace(size_t i) const { return static_cast<T*>(work[i]); }
+    template <class T> const T* input(std::string_view name) const {
+        return static_cast<const T*>(in[tensor_slot(family, Role::input, name)]);
+    }
+    template <class T> T* output(std::string_view name) const {
+        return static_cast<T*>(out[tensor_slot(family, Role::output, name)]);
+    }
+    template <class T> T* workspace(std::string_view name) const {
+        return static_cast<T*>(work[tensor_slot(family, Role::workspace, name)]);
+    }
 };
 
 using HostModel = std::function<void(const Shape&, const HostIo&)>;
@@ -135,14 +161,22 @@ struct VariantSpec {
     bool mutant = false;
     std::string expect;
     std::string golden_as;
+    // The device launcher, and an optional preparation (a hoisted quantization, say): the engine
+    // runs the preparation before every launch it checks, and the benchmark runs it once per
+    // buffer set, untimed, so that time and launches per call are those of the call a caller
+    // repeats. Empty where CUDA is not built (BITGATE_ON_DEVICE) or the variant has no kernel.
+    DeviceLauncher launch;
+    DeviceLauncher prepare;
 };
 
 // A kernel mutant: the kernel (or launcher) is what is wrong, so the bytes it must produce are
 // those of the variant it imitates. Its model is left empty; the engine uses the imitated one's.
+// `launch` is its defective launcher (BITGATE_ON_DEVICE(...)).
 inline VariantSpec kernel_mutant(std::string imitates, std::string name, std::string expect, std::string what,
-                                 std::function<std::string(const Shape&)> valid = {}) {
+                                 DeviceLauncher launch, std::function<std::string(const Shape&)> valid = {}) {
     return VariantSpec{.name = std::move(name), .summary = std::move(what), .valid = std::move(valid),
-                       .mutant = true, .expect = std::move(expect), .golden_as = std::move(imitates)};
+                       .mutant = true, .expect = std::move(expect), .golden_as = std::move(imitates),
+                       .launch = std::move(launch)};
 }
 
 struct FamilySpec {
@@ -159,16 +193,22 @@ struct FamilySpec {
     std::function<double(const Shape&)> bytes_moved;
     std::function<double(const Shape&)> ops;
     std::string ops_unit;  // e.g. "TOPS" for int8 MACs counted as 2 ops
-    // Device launchers by variant name, filled by kernels/<family>.cu where CUDA is built.
-    std::map<std::string, DeviceLauncher> device;
-    // Optional per-variant preparation (a hoisted quantization, say): the engine runs it before
-    // every launch it checks, and the benchmark runs it once per buffer set, untimed, so that
-    // time and launches per call are those of the call a caller repeats.
-    std::map<std::string, DeviceLauncher> device_prepare;
 
-    // False for an entry that only mutants or launchers have named so far.
+    // False for an entry that only mutants have named so far.
     bool declared() const { return !dims.empty(); }
 };
+
+inline size_t tensor_slot(const FamilySpec* f, Role role, std::string_view name) {
+    static constexpr const char* roles[] = {"input", "output", "workspace"};
+    if (!f) throw std::logic_error("tensor '" + std::string(name) + "' asked of buffers that name no family");
+    size_t i = 0;
+    for (const TensorSpec& t : f->tensors) {
+        if (t.role != role) continue;
+        if (t.name == name) return i;
+        ++i;
+    }
+    throw std::logic_error(f->name + " declares no " + roles[int(role)] + " tensor '" + std::string(name) + "'");
+}
 
 // ---------------------------------------------------------------------------------------------
 // Registry. Static registration from any translation unit, in any order: a family, its device
@@ -182,13 +222,9 @@ inline std::map<std::string, FamilySpec>& registry() {
 inline bool register_family(FamilySpec spec) {
     FamilySpec& slot = registry()[spec.name];
     auto early_variants = std::move(slot.variants);  // mutants registered before the family
-    auto early_device = std::move(slot.device);
-    auto early_prepare = std::move(slot.device_prepare);
     std::string name = spec.name;
     slot = std::move(spec);
     for (auto& v : early_variants) slot.variants.push_back(std::move(v));
-    for (auto& [k, fn] : early_device) slot.device[k] = std::move(fn);
-    for (auto& [k, fn] : early_prepare) slot.device_prepare[k] = std::move(fn);
     slot.name = name;
     return true;
 }
@@ -198,18 +234,6 @@ inline bool register_variant(const std::string& family, VariantSpec v) {
     return true;
 }
 
-inline bool register_device(const std::string& family, const std::string& variant, DeviceLauncher fn) {
-    registry()[family].device[variant] = std::move(fn);
-    return true;
-}
-
-}  // namespace bitgate
-
-namespace bitgate {
-inline bool register_device_prepare(const std::string& family, const std::string& variant, DeviceLauncher fn) {
-    registry()[family].device_prepare[variant] = std::move(fn);
-    return true;
-}
 }  // namespace bitgate
 
 #define BITGATE_CAT2(a, b) a##b
@@ -217,10 +241,14 @@ inline bool register_device_prepare(const std::string& family, const std::string
 // BITGATE_FAMILY(make_spec()) at namespace scope registers a family at start-up.
 #define BITGATE_FAMILY(...) \
     static const bool BITGATE_CAT(bitgate_family_, __LINE__) = ::bitgate::register_family(__VA_ARGS__)
+// BITGATE_VARIANT(family, variant) adds a variant from another file (the mutants).
 #define BITGATE_VARIANT(family, ...) \
     static const bool BITGATE_CAT(bitgate_variant_, __LINE__) = ::bitgate::register_variant(family, __VA_ARGS__)
-#define BITGATE_DEVICE_PREPARE(family, variant, fn)                                              \
-    static const bool BITGATE_CAT(bitgate_prepare_, __LINE__) =                                    \
-        ::bitgate::register_device_prepare(family, variant, fn)
-#define BITGATE_DEVICE(family, variant, fn) \
-    static const bool BITGATE_CAT(bitgate_device_, __LINE__) = ::bitgate::register_device(family, variant, fn)
+// .launch = BITGATE_ON_DEVICE(fn): the launcher where the kernels are built, none elsewhere, so a
+// host-only build links without them. The launcher is a field of its variant: no variant name to
+// misspell.
+#if defined(BITGATE_HAVE_CUDA)
+#define BITGATE_ON_DEVICE(...) (__VA_ARGS__)
+#else
+#define BITGATE_ON_DEVICE(...) nullptr
+#endif

@@ -1,13 +1,14 @@
-// The defective kernels behind kernels/mutants/quantize_q8_0_mutants.cpp.
+// The defective kernels behind mutants/quantize_q8_0.cpp.
+#include "quantize_q8_0.cuh"
+
 #include <cuda_fp16.h>
 
 #include <map>
 
-#include "../quantize_q8_0.cuh"
+#include "../kernels/quantize_q8_0.cuh"
 #include "bitgate/q8_round.hpp"
-#include "bitgate/spec.hpp"
 
-namespace bitgate::cuda {
+namespace bitgate::cuda::mutants {
 
 namespace {
 
@@ -31,37 +32,40 @@ __global__ void mutant_kernel(float* x, BlockQ8_0* y, int64_t nblocks) {
 }
 
 template <Defect D>
-int launch(const Shape& s, const DeviceIo& io) {
-    const int64_t nb = s["k"] / QK8_0;
-    mutant_kernel<D><<<unsigned((nb + 1 + 7) / 8), 256, 0, static_cast<cudaStream_t>(io.stream)>>>(
-        const_cast<float*>(io.input<float>(0)), io.output<BlockQ8_0>(0), nb);
+int launch(const float* x, BlockQ8_0* y, int64_t k, cudaStream_t stream) {
+    const int64_t nb = k / QK8_0;
+    mutant_kernel<D><<<unsigned((nb + 1 + 7) / 8), 256, 0, stream>>>(const_cast<float*>(x), y, nb);
     return 1;
 }
 
 // Keyed on the input pointer: right the first time, stale when the same buffer holds new values.
-int launch_cached(const Shape& s, const DeviceIo& io) {
+int launch_cached(const float* x, BlockQ8_0* y, int64_t k, cudaStream_t stream) {
     static std::map<const void*, void*> cache;
-    const size_t bytes = size_t(s["k"] / QK8_0) * sizeof(BlockQ8_0);
-    auto st = static_cast<cudaStream_t>(io.stream);
-    auto it = cache.find(io.in[0]);
+    const size_t bytes = size_t(k / QK8_0) * sizeof(BlockQ8_0);
+    auto it = cache.find(x);
     if (it != cache.end()) {
-        cudaMemcpyAsync(io.out[0], it->second, bytes, cudaMemcpyDeviceToDevice, st);
+        cudaMemcpyAsync(y, it->second, bytes, cudaMemcpyDeviceToDevice, stream);
         return 0;
     }
-    quantize_q8_0(io.input<float>(0), io.output<BlockQ8_0>(0), s["k"], st);
+    cuda::quantize_q8_0(x, y, k, stream);
     void* keep = nullptr;
     cudaMalloc(&keep, bytes);
-    cudaMemcpyAsync(keep, io.out[0], bytes, cudaMemcpyDeviceToDevice, st);
-    cache[io.in[0]] = keep;
+    cudaMemcpyAsync(keep, y, bytes, cudaMemcpyDeviceToDevice, stream);
+    cache[x] = keep;
     return 1;
 }
 
-BITGATE_DEVICE("quantize_q8_0", "m_skip_last", launch<Defect::skip_last>);
-BITGATE_DEVICE("quantize_q8_0", "m_past_end", launch<Defect::past_end>);
-BITGATE_DEVICE("quantize_q8_0", "m_rintf", launch<Defect::rintf>);
-BITGATE_DEVICE("quantize_q8_0", "m_writes_input", launch<Defect::writes_input>);
-BITGATE_DEVICE("quantize_q8_0", "m_cached", launch_cached);
-
 }  // namespace
 
-}  // namespace bitgate::cuda
+int quantize_q8_0_defective(Q8Defect defect, const float* x, BlockQ8_0* y, int64_t k, cudaStream_t stream) {
+    switch (defect) {
+        case Q8Defect::skip_last: return launch<Defect::skip_last>(x, y, k, stream);
+        case Q8Defect::past_end: return launch<Defect::past_end>(x, y, k, stream);
+        case Q8Defect::rintf: return launch<Defect::rintf>(x, y, k, stream);
+        case Q8Defect::writes_input: return launch<Defect::writes_input>(x, y, k, stream);
+        case Q8Defect::cached: return launch_cached(x, y, k, stream);
+    }
+    return 0;
+}
+
+}  // namespace bitgate::cuda::mutants

@@ -1,11 +1,11 @@
-// The defective kernels behind kernels/mutants/rms_norm_mutants.cpp, and the fused kernel with
+// The defective kernels behind mutants/rms_norm.cpp, and the fused kernel with
 // its barrier removed (a shared-memory race: compute-sanitizer racecheck is what proves it; it
 // is not registered with the engine because the diff's class depends on timing).
-#include "../rms_norm_common.cuh"
+#include "rms_norm.cuh"
+
+#include "../kernels/rms_norm_common.cuh"
 #include "bitgate/pad40.hpp"
-#include "bitgate/spec.hpp"
 #include "pad40_defects.cuh"
-#include "rms_norm_mutants.cuh"
 
 namespace bitgate::cuda {
 
@@ -51,18 +51,16 @@ void launch_fused(const float* x, const float* w, float* y, int64_t n, int64_t d
         qs, sda);
 }
 
-template <Bug B>
-int launch(const Shape& s, const DeviceIo& io) {
-    launch_fused<B>(io.input<float>(0), io.input<float>(1), io.output<float>(0), s["n"], s["d"],
-                    io.output<uint8_t>(1), io.output<uint32_t>(2), static_cast<cudaStream_t>(io.stream));
-    return 1;
-}
-
-BITGATE_DEVICE("rms_norm", "m_rsqrtf", launch<Bug::rsqrtf>);
-BITGATE_DEVICE("rms_norm", "m_tail_unwritten", launch<Bug::tail_unwritten>);
-BITGATE_DEVICE("rms_norm", "m_other_block_row", launch<Bug::other_block_row>);
-
 }  // namespace
+
+void mutants::rms_norm_quant_f32_t_defective(RmsNormDefect defect, const float* x, const float* w, float* y, int64_t n,
+                                             int64_t d, uint8_t* qs, uint32_t* sda, cudaStream_t stream) {
+    switch (defect) {
+        case RmsNormDefect::rsqrtf: launch_fused<Bug::rsqrtf>(x, w, y, n, d, qs, sda, stream); break;
+        case RmsNormDefect::tail_unwritten: launch_fused<Bug::tail_unwritten>(x, w, y, n, d, qs, sda, stream); break;
+        case RmsNormDefect::other_block_row: launch_fused<Bug::other_block_row>(x, w, y, n, d, qs, sda, stream); break;
+    }
+}
 
 void rms_norm_quant_f32_t_no_barrier(const float* x, const float* w, float* y, int64_t n, int64_t d, uint8_t* qs,
                                      uint32_t* sda, cudaStream_t stream) {

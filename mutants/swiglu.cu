@@ -1,7 +1,8 @@
-// The defective kernels behind kernels/mutants/swiglu_mutants.cpp.
+// The defective kernels behind mutants/swiglu.cpp.
+#include "swiglu.cuh"
+
 #include "bitgate/exp.hpp"
 #include "bitgate/pad40.hpp"
-#include "bitgate/spec.hpp"
 #include "pad40_defects.cuh"
 
 namespace bitgate::cuda {
@@ -34,18 +35,23 @@ __global__ void fused_kernel(const float4* g, const float4* u, float4* out, int6
 }
 
 template <Bug B>
-int launch(const Shape& s, const DeviceIo& io) {
-    const int64_t words = pad40_tokens(s["n"]) * (s["f"] / 4);
-    fused_kernel<B><<<unsigned(words / 256), 256, 0, static_cast<cudaStream_t>(io.stream)>>>(
-        static_cast<const float4*>(io.in[0]), static_cast<const float4*>(io.in[1]), static_cast<float4*>(io.out[0]),
-        s["n"], s["f"] / 4, io.output<uint8_t>(1), io.output<uint32_t>(2));
-    return 1;
+void launch(const float* g, const float* u, float* out, int64_t n, int64_t f, uint8_t* qs, uint32_t* sda,
+            cudaStream_t stream) {
+    const int64_t words = pad40_tokens(n) * (f / 4);
+    fused_kernel<B><<<unsigned(words / 256), 256, 0, stream>>>(reinterpret_cast<const float4*>(g),
+                                                                reinterpret_cast<const float4*>(u),
+                                                                reinterpret_cast<float4*>(out), n, f / 4, qs, sda);
 }
 
-BITGATE_DEVICE("swiglu", "m_tail_unwritten", launch<Bug::tail_unwritten>);
-BITGATE_DEVICE("swiglu", "m_no_xor", launch<Bug::no_xor>);
-BITGATE_DEVICE("swiglu", "m_expf", launch<Bug::expf>);
-
 }  // namespace
+
+void mutants::swiglu_quant_f32_t_defective(SwigluDefect defect, const float* g, const float* u, float* out, int64_t n,
+                                           int64_t f, uint8_t* qs, uint32_t* sda, cudaStream_t stream) {
+    switch (defect) {
+        case SwigluDefect::tail_unwritten: launch<Bug::tail_unwritten>(g, u, out, n, f, qs, sda, stream); break;
+        case SwigluDefect::no_xor: launch<Bug::no_xor>(g, u, out, n, f, qs, sda, stream); break;
+        case SwigluDefect::expf: launch<Bug::expf>(g, u, out, n, f, qs, sda, stream); break;
+    }
+}
 
 }  // namespace bitgate::cuda
