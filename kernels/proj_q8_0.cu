@@ -12,24 +12,16 @@ void proj_q8_0_v1(const BlockQ8_0* w, const BlockQ8_0* xq, float* y, int64_t n, 
     proj_q8_0_detail::launch_v1<Sound>(w, xq, y, n, k / QK8_0, stream);
 }
 
-namespace {
-proj_q8_0_detail::Path detail_path(ProjQ8Path p) {
-    return p == ProjQ8Path::direct   ? proj_q8_0_detail::Path::direct
-           : p == ProjQ8Path::staged ? proj_q8_0_detail::Path::staged
-                                     : proj_q8_0_detail::Path::automatic;
-}
-}  // namespace
-
 void proj_q8_0_v2(const BlockQ8_0* w, const BlockQ8_0* xq, float* y, int64_t n, int64_t k, cudaStream_t stream,
                   ProjQ8Path path) {
     const Mats m{{w}, {y}, 1};
-    proj_q8_0_detail::launch_v2<Sound>(m, xq, n, k / QK8_0, proj_q8_0_v2_width(k / QK8_0), stream, detail_path(path));
+    proj_q8_0_detail::launch_v2<Sound>(m, xq, n, k / QK8_0, proj_q8_0_v2_width(k / QK8_0), stream, path);
 }
 
 void proj_q8_0_fused4(const BlockQ8_0* const w[4], const BlockQ8_0* xq, float* const y[4], int64_t n, int64_t k,
                       cudaStream_t stream, ProjQ8Path path) {
     const Mats m{{w[0], w[1], w[2], w[3]}, {y[0], y[1], y[2], y[3]}, 4};
-    proj_q8_0_detail::launch_v2<Sound>(m, xq, n, k / QK8_0, proj_q8_0_v2_width(k / QK8_0), stream, detail_path(path));
+    proj_q8_0_detail::launch_v2<Sound>(m, xq, n, k / QK8_0, proj_q8_0_v2_width(k / QK8_0), stream, path);
 }
 
 namespace {
