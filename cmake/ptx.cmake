@@ -34,6 +34,8 @@ function(bitgate_ptx_common_flags out)
     list(APPEND flags -ccbin ${CMAKE_CUDA_HOST_COMPILER})
   endif()
   list(APPEND flags -I${PROJECT_SOURCE_DIR}/kernels/include -I${PROJECT_SOURCE_DIR}/kernels)
+  # As bitgate_kernels: launchers that validate index inputs use the host models' checks and BadInput.
+  list(APPEND flags -I${PROJECT_SOURCE_DIR}/refimpl -I${PROJECT_SOURCE_DIR}/harness)
   set(${out} ${flags} PARENT_SCOPE)
 endfunction()
 

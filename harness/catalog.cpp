@@ -76,16 +76,22 @@ std::vector<uint64_t> parse_seeds(const std::string& text, const std::string& wh
     auto num = [&](const std::string& s) {
         uint64_t x = 0;
         auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
-        if (ec != std::errc() || p != s.data() + s.size() || s.empty())
-            throw BadInput(where + ": seed '" + s + "' is not a non-negative integer");
+        if (s.empty() || ec != std::errc() || p != s.data() + s.size())
+            throw BadInput(where + ": seed '" + s + "' is not an integer from 0 to 18446744073709551615");
         return x;
     };
     for (const std::string& part : split(text, ',')) {
         const auto dash = part.find('-');
-        if (dash == std::string::npos) { out.push_back(num(part)); continue; }
-        const uint64_t a = num(part.substr(0, dash)), b = num(part.substr(dash + 1));
-        if (b < a || b - a > 1000000) throw BadInput(where + ": bad seed range '" + part + "'");
-        for (uint64_t s = a; s <= b; ++s) out.push_back(s);
+        if (dash == std::string::npos) {
+            out.push_back(num(part));
+        } else {
+            const uint64_t a = num(part.substr(0, dash)), b = num(part.substr(dash + 1));
+            if (b < a) throw BadInput(where + ": bad seed range '" + part + "': the end is below the start");
+            if (b - a >= kMaxSeeds) throw BadInput(where + ": seed range '" + part + "' has more than " + std::to_string(kMaxSeeds) + " seeds");
+            // Counted, not compared against b: a range ending at the largest seed must not wrap.
+            for (uint64_t i = 0; i <= b - a; ++i) out.push_back(a + i);
+        }
+        if (out.size() > kMaxSeeds) throw BadInput(where + ": more than " + std::to_string(kMaxSeeds) + " seeds");
     }
     return out;
 }
@@ -138,6 +144,13 @@ std::string catalog_line(const FamilySpec& f, const Shape& s, uint64_t seed, con
     return f.name + " " + s.str() + " seed=" + std::to_string(seed) + " profile=" + profile;
 }
 
+bool CatalogLine::own_seed(uint64_t seed) const {
+    if (own_seeds.empty()) return true;
+    for (uint64_t s : own_seeds)
+        if (s == seed) return true;
+    return false;
+}
+
 std::string CaseGroup::id() const { return catalog_line(*family, shape, seed, profile); }
 
 std::vector<CaseGroup> expand(const CatalogLine& line, bool include_mutants) {
@@ -157,7 +170,7 @@ std::vector<CaseGroup> expand(const CatalogLine& line, bool include_mutants) {
         for (const auto& p : line.profiles)
             out.push_back(CaseGroup{.family = &f, .catalog = line.catalog, .where = line.where, .shape = line.shape,
                                     .seed = seed, .profile = p, .variants = vs,
-                                    .opt_in = line.opt_in});
+                                    .opt_in = line.opt_in, .own_seed = line.own_seed(seed)});
     return out;
 }
 

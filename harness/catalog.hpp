@@ -19,6 +19,8 @@ struct CatalogLine {
     std::vector<std::string> variants;  // empty: every real variant valid for the shape
     bool bench = false;
     bool opt_in = false;                // from an `@catalog NAME opt-in` section: runs only when named
+    std::vector<uint64_t> own_seeds;    // set when `seeds` was replaced (--seeds): the line's own
+    bool own_seed(uint64_t seed) const; // a seed the line itself names (golden lines are kept for those)
 };
 
 // One (shape, seed, profile) of a family: every variant runs on the same inputs.
@@ -31,6 +33,7 @@ struct CaseGroup {
     std::string profile;
     std::vector<const VariantSpec*> variants;
     bool opt_in = false;  // no golden lines are kept for opt-in catalogs
+    bool own_seed = true; // false: a seed from --seeds the catalog line does not name
     std::string id() const;  // "quantize_q8_0 k=896 seed=1 profile=uniform"
 };
 
@@ -38,7 +41,8 @@ std::vector<CatalogLine> read_family_catalog(const FamilySpec& f, const std::str
 std::vector<CatalogLine> read_regressions(const std::string& path);  // a missing file is empty
 // A catalog line in its own spelling, for printing a shrunk counterexample.
 std::string catalog_line(const FamilySpec& f, const Shape& s, uint64_t seed, const std::string& profile);
-// Seeds as "1,2,7" or "1-5".
+// Seeds as "1,2,7" or "1-5", each from 0 to 2^64-1, at most kMaxSeeds in all.
+inline constexpr uint64_t kMaxSeeds = 10000;
 std::vector<uint64_t> parse_seeds(const std::string& text, const std::string& where);
 bool known_profile(const FamilySpec& f, const std::string& p);
 

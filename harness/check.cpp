@@ -1,6 +1,7 @@
 #include "check.hpp"
 
 #include <chrono>
+#include <regex>
 #include <map>
 #include <set>
 
@@ -29,13 +30,12 @@ bool selected(const std::vector<std::string>& filter, const std::string& name) {
     return false;
 }
 
-std::string case_id(const CaseGroup& g, const VariantSpec& v) {
-    return g.family->name + "/" + v.name + " " + g.shape.str() + " seed=" + std::to_string(g.seed) + " profile=" + g.profile;
-}
+std::string case_id(const CaseGroup& g, const VariantSpec& v) { return case_id(*g.family, v.name, g.shape, g.seed, g.profile); }
 
 Result base_result(const CaseGroup& g, const VariantSpec& v, const char* where) {
     return Result{.family = g.family->name, .variant = v.name, .where = where, .catalog = g.catalog, .origin = g.where,
-                  .case_id = case_id(g, v), .mutant = v.mutant, .expect = v.expect};
+                  .case_id = case_id(g, v), .shape = g.shape.str(), .profile = g.profile, .seed = g.seed,
+                  .mutant = v.mutant, .expect = v.expect};
 }
 
 Digests digests_of(const FamilySpec& f, const std::vector<Bytes>& out) {
@@ -54,14 +54,70 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Shapes whose coverage (every output byte written) a model has proven: the written set
-// depends on the shape, not the values, so one seed and profile per shape is enough.
-std::set<std::string>& covered() {
-    static std::set<std::string> s;
-    return s;
+}  // namespace
+
+std::string case_id(const FamilySpec& f, const std::string& variant, const Shape& s, uint64_t seed, const std::string& profile) {
+    return f.name + "/" + variant + " " + s.str() + " seed=" + std::to_string(seed) + " profile=" + profile;
 }
 
-}  // namespace
+bool filter_admits(const std::vector<std::string>& patterns, const std::string& id) {
+    bool any_positive = false, positive = false;
+    for (const std::string& p : patterns) {
+        const bool neg = !p.empty() && p[0] == '-';
+        const std::string body = neg ? p.substr(1) : p;
+        std::regex re;
+        try {
+            re = std::regex(body);
+        } catch (const std::regex_error& e) {
+            throw BadInput("--filter " + p + ": not a regular expression (" + e.what() + ")");
+        }
+        const bool hit = std::regex_search(id, re);
+        if (neg && hit) return false;
+        if (!neg) {
+            any_positive = true;
+            positive |= hit;
+        }
+    }
+    return !any_positive || positive;
+}
+
+bool in_shard(size_t group_index, const CheckOptions& o) {
+    return o.shard_count <= 1 || int(group_index % size_t(o.shard_count)) == o.shard_index;
+}
+
+void validate_selection(const CheckOptions& o) {
+    std::vector<const FamilySpec*> fams;
+    for (const auto& n : o.families) fams.push_back(&family(n));  // unknown family: BadInput
+    if (o.families.empty()) fams = families();
+    for (const std::string& v : o.variants) {
+        bool found = false;
+        std::set<std::string> known;
+        for (const FamilySpec* f : fams)
+            for (const VariantSpec& x : f->variants)
+                if (x.mutant == o.mutants) {
+                    known.insert(x.name);
+                    found |= x.name == v;
+                }
+        if (!found) {
+            std::string k;
+            for (const auto& n : known) k += (k.empty() ? "" : ", ") + n;
+            throw BadInput("--variant " + v + ": no such " + std::string(o.mutants ? "mutant " : "") + "variant in the selected families (known: " + k + ")");
+        }
+    }
+    if (!o.catalogs.empty()) {
+        const std::string root = o.root.empty() ? default_root() : o.root;
+        std::set<std::string> known{"regressions"};
+        for (const FamilySpec* f : fams)
+            for (const auto& l : read_family_catalog(*f, shapes_path(root, f->name))) known.insert(l.catalog);
+        for (const std::string& c : o.catalogs)
+            if (!known.count(c)) {
+                std::string k;
+                for (const auto& n : known) k += (k.empty() ? "" : ", ") + n;
+                throw BadInput("--catalog " + c + ": no such catalog in the selected families (known: " + k + ")");
+            }
+    }
+    for (const std::string& p : o.filter) (void)filter_admits({p}, "");  // a bad regex is bad input now
+}
 
 Digests model_digests(const FamilySpec& f, const VariantSpec& v, const Shape& s, uint64_t seed, const std::string& profile) {
     const auto in = make_inputs(f, s, seed, profile);
@@ -81,11 +137,16 @@ std::vector<CaseGroup> plan(const CheckOptions& o) {
     for (auto& l : lines) {
         if (!selected(o.catalogs, l.catalog)) continue;
         if (l.opt_in && o.catalogs.empty()) continue;  // opt-in catalogs run only when named
-        if (!o.seeds.empty()) l.seeds = o.seeds;
+        if (!o.seeds.empty()) {
+            l.own_seeds = l.seeds;
+            l.seeds = o.seeds;
+        }
         for (auto& g : expand(l, o.mutants)) {
             std::vector<const VariantSpec*> vs;
             for (const VariantSpec* v : g.variants)
-                if (v->mutant == o.mutants && selected(o.variants, v->name)) vs.push_back(v);
+                if (v->mutant == o.mutants && selected(o.variants, v->name) &&
+                    filter_admits(o.filter, case_id(*g.family, v->name, g.shape, g.seed, g.profile)))
+                    vs.push_back(v);
             g.variants = vs;
             if (!g.variants.empty()) out.push_back(std::move(g));
         }
@@ -93,7 +154,61 @@ std::vector<CaseGroup> plan(const CheckOptions& o) {
     return out;
 }
 
+ModelRun CheckSession::model(const CaseGroup& g, const VariantSpec& v, const std::vector<Bytes>& in) {
+    // Unwritten bytes are looked for once per variant, shape and profile: the written set may
+    // depend on the values (a model that skips all-zero blocks writes less under `zeros`), and
+    // each profile is a different kind of value; seeds of one profile are more of the same kind.
+    const std::string key = g.family->name + "/" + v.name + " " + g.shape.str() + " profile=" + g.profile;
+    const bool coverage = !covered_.count(key);
+    ModelRun m = run_model(*g.family, v, g.shape, in, coverage);
+    if (coverage) covered_.insert(key);
+    return m;
+}
+
+void CheckSession::hold_to_golden(Result& h, const CaseGroup& g, const VariantSpec& v, const Digests& d,
+                                  const GoldenFile& golden) const {
+    const FamilySpec& f = *g.family;
+    const std::string key = golden_key(f, v.golden_as.empty() ? v.name : v.golden_as, g.shape, g.seed, g.profile);
+    auto it = golden.lines.find(key);
+    if (it == golden.lines.end() && g.opt_in) {
+        h.note = "opt-in catalog: no golden line kept";
+    } else if (it == golden.lines.end() && !g.own_seed && !o_.require_golden) {
+        h.verdict = std::max(h.verdict, Verdict::no_golden);
+        h.note = "no golden line for seed " + std::to_string(g.seed) + " (not a seed of " + g.where +
+                 "; bitgate golden regen --family " + f.name + " --seeds " + std::to_string(g.seed) + " adds it)";
+    } else if (it == golden.lines.end()) {
+        h.verdict = std::max(h.verdict, Verdict::golden_missing);
+        h.note = "no line in " + golden.path + " (run: bitgate golden regen --family " + f.name +
+                 (g.own_seed ? "" : " --seeds " + std::to_string(g.seed)) + ")";
+    } else if (it->second != d) {
+        h.verdict = std::max(h.verdict, Verdict::golden_mismatch);
+        for (size_t i = 0; i < d.size(); ++i)
+            if (d[i] != it->second[i])
+                h.diffs.push_back(Difference{.tensor = d[i].first, .verdict = Verdict::golden_mismatch, .bytes = 0,
+                                             .first = {d[i].first + ": golden " + it->second[i].second + " (" +
+                                                       golden.where.at(key) + "), model " + d[i].second}});
+    }
+}
+
+CheckSession::GoldenCase CheckSession::golden_case(const CaseGroup& g, const VariantSpec& v, const GoldenFile& file) {
+    const auto in = make_inputs(*g.family, g.shape, g.seed, g.profile);
+    const auto t0 = std::chrono::steady_clock::now();
+    ModelRun m = model(g, v, in);
+    GoldenCase c{.result = base_result(g, v, "host"), .digests = digests_of(*g.family, m.out)};
+    c.result.catalog = "golden";
+    c.result.verdict = m.verdict;  // a model writing outside its buffers or leaving bytes unwritten fails here too
+    c.result.diffs = std::move(m.problems);
+    hold_to_golden(c.result, g, v, c.digests, file);
+    c.result.ms = ms_since(t0);
+    return c;
+}
+
 std::vector<Result> check_group(const CaseGroup& g, const CheckOptions& o, const GoldenFile* golden) {
+    return CheckSession(o).check_group(g, golden);
+}
+
+std::vector<Result> CheckSession::check_group(const CaseGroup& g, const GoldenFile* golden) {
+    const CheckOptions& o = o_;
     const FamilySpec& f = *g.family;
     std::vector<Result> results;
     const auto in = make_inputs(f, g.shape, g.seed, g.profile);
@@ -116,10 +231,7 @@ std::vector<Result> check_group(const CaseGroup& g, const CheckOptions& o, const
             continue;
         }
         const auto t0 = std::chrono::steady_clock::now();
-        const std::string cov_key = f.name + "/" + v->name + " " + g.shape.str();
-        const bool coverage = !covered().count(cov_key);
-        ModelRun m = run_model(f, *v, g.shape, in, coverage);
-        if (coverage) covered().insert(cov_key);
+        ModelRun m = model(g, *v, in);
         Digests d = digests_of(f, m.out);
 
         // Host result: the model's own soundness, its golden line, its claim.
@@ -127,23 +239,7 @@ std::vector<Result> check_group(const CaseGroup& g, const CheckOptions& o, const
         Result h = base_result(g, *v, "host");
         h.verdict = m.verdict;
         h.diffs = m.problems;
-        if (golden && o.golden) {
-            const std::string key = golden_key(f, v->golden_as.empty() ? v->name : v->golden_as, g.shape, g.seed, g.profile);
-            auto it = golden->lines.find(key);
-            if (it == golden->lines.end() && g.opt_in) {
-                h.note = "opt-in catalog: no golden line kept";
-            } else if (it == golden->lines.end()) {
-                h.verdict = std::max(h.verdict, Verdict::golden_missing);
-                h.note = "no line in " + golden->path + " (run: bitgate golden regen --family " + f.name + ")";
-            } else if (it->second != d) {
-                h.verdict = std::max(h.verdict, Verdict::golden_mismatch);
-                for (size_t i = 0; i < d.size(); ++i)
-                    if (d[i] != it->second[i])
-                        h.diffs.push_back(Difference{.tensor = d[i].first, .verdict = Verdict::golden_mismatch, .bytes = 0,
-                                                     .first = {d[i].first + ": golden " + it->second[i].second + " (" +
-                                                               golden->where.at(key) + "), model " + d[i].second}});
-            }
-        }
+        if (golden && o.golden) hold_to_golden(h, g, *v, d, *golden);
         if (!v->claim.empty() && !v->mutant) {
             auto [it, fresh] = claim_first.emplace(v->claim, done.size());
             if (!fresh) {
@@ -179,10 +275,9 @@ std::vector<Result> check_group(const CaseGroup& g, const CheckOptions& o, const
                 r.diffs = std::move(out.diffs);
                 if (!v->claim.empty() && !v->mutant && !out.out_a.empty()) {
                     // Kernels claiming identity are compared with each other, not only with the model.
-                    static std::map<std::string, std::pair<std::string, Digests>> first_device;
                     const std::string key = g.id() + " claim=" + v->claim;
                     const Digests dd = digests_of(f, out.out_a);
-                    auto [it, fresh] = first_device.emplace(key, std::make_pair(v->name, dd));
+                    auto [it, fresh] = first_device_.emplace(key, std::make_pair(v->name, dd));
                     if (!fresh && it->second.second != dd) {
                         r.verdict = std::max(r.verdict, Verdict::claim_mismatch);
                         r.diffs.push_back(Difference{.tensor = "claim", .verdict = Verdict::claim_mismatch, .bytes = 1,
@@ -198,8 +293,12 @@ std::vector<Result> check_group(const CaseGroup& g, const CheckOptions& o, const
     return results;
 }
 
-std::vector<Result> run_check(const CheckOptions& o, const ResultSink& sink,
-                              const std::function<void(size_t, size_t, const std::string&)>& progress) {
+std::vector<Result> run_check(const CheckOptions& o, const ResultSink& sink, const ProgressFn& progress) {
+    return CheckSession(o).run(sink, progress);
+}
+
+std::vector<Result> CheckSession::run(const ResultSink& sink, const ProgressFn& progress) {
+    const CheckOptions& o = o_;
     const std::string root = o.root.empty() ? default_root() : o.root;
     const auto groups = plan(o);
     std::map<std::string, GoldenFile> goldens;
@@ -207,11 +306,11 @@ std::vector<Result> run_check(const CheckOptions& o, const ResultSink& sink,
     size_t index = 0, done = 0;
     const size_t mine = o.shard_count > 1 ? (groups.size() + o.shard_count - 1 - o.shard_index) / o.shard_count : groups.size();
     for (const CaseGroup& g : groups) {
-        if (o.shard_count > 1 && int(index++ % o.shard_count) != o.shard_index) continue;
+        if (!in_shard(index++, o)) continue;
         if (!goldens.count(g.family->name))
             goldens[g.family->name] = read_golden(*g.family, golden_path(root, g.family->name));
         if (progress) progress(done, mine, g.id());
-        for (Result& r : check_group(g, o, &goldens[g.family->name])) {
+        for (Result& r : check_group(g, &goldens[g.family->name])) {
             if (sink) sink(r);
             all.push_back(std::move(r));
         }

@@ -5,11 +5,20 @@
 
 #include "cli_lint.hpp"
 #include "errors.hpp"
+#include "report.hpp"
 
 namespace bitgate {
 
+namespace {
+std::vector<std::string> g_command_line;  // set once per cli_main, read by reports
+}
+
+const std::vector<std::string>& command_line() { return g_command_line; }
+
 int cli_main(int argc, char** argv) {
+    g_command_line.assign(argv, argv + argc);
     CLI::App app{"bitgate: bit-identity gate for quantized LLM-inference kernels"};
+    app.set_version_flag("--version", std::string("bitgate ") + bitgate_version() + " (commit " + build_commit() + ")");
     app.require_subcommand(1);
     int rc = exit_ok;
     add_check_verbs(app, rc);
@@ -18,26 +27,29 @@ int cli_main(int argc, char** argv) {
     add_bench_verb(app, rc);
     add_lint_verb(app, rc);
     add_spkl_verbs(app, rc);
+    add_model_verbs(app, rc);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {
         return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
     } catch (const CLI::ParseError& e) {
         app.exit(e);
         return exit_bad_input;
     } catch (const BadInput& e) {
         std::fflush(stdout);
-        std::fprintf(stderr, "bitgate: error: %s\n", e.what());
+        std::fprintf(stderr, "bitgate: error: %s\n", printable(e.what()).c_str());
         return exit_bad_input;
     } catch (const NoGpu& e) {
         std::fflush(stdout);
-        std::fprintf(stderr, "bitgate: a GPU is required: %s\n", e.what());
+        std::fprintf(stderr, "bitgate: a GPU is required: %s\n", printable(e.what()).c_str());
         return exit_no_gpu;
     } catch (const std::exception& e) {
         std::fflush(stdout);
-        std::fprintf(stderr, "bitgate: internal error: %s\n", e.what());
+        std::fprintf(stderr, "bitgate: internal error: %s\n", printable(e.what()).c_str());
         return exit_internal;
     }
     return rc;

@@ -1,6 +1,7 @@
 // Verb: bench. Time, bytes, GB/s against the read ceiling measured in the same run, launches.
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "bench.hpp"
@@ -12,14 +13,16 @@
 namespace bitgate {
 
 void add_bench_verb(CLI::App& app, int& rc) {
-    static BenchOptions o;
+    auto owned = std::make_shared<BenchOptions>();  // lives as long as the callback
+    BenchOptions& o = *owned;
     auto* c = app.add_subcommand("bench", "device benchmark of the catalog lines marked `bench` (needs a GPU)");
     c->add_option("--family", o.families, "families (default: all)")->delimiter(',');
     c->add_option("--variant", o.variants, "variants (default: all)")->delimiter(',');
     c->add_option("--root", o.root, "directory holding shapes/");
     c->add_option("--json", o.json, "write the rows as JSON");
     c->add_option("--min-iters", o.min_iters, "timed calls at least (default 20)");
-    c->callback([&rc] {
+    c->callback([&rc, owned] {
+        BenchOptions& o = *owned;
         for (const auto& f : o.families) (void)family(f);
         if (std::string why = gpu_missing(); !why.empty()) throw NoGpu(why);
         std::printf("device: %s\n", gpu_name().c_str());

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "catalog.hpp"
@@ -21,76 +22,149 @@ namespace bitgate {
 namespace {
 
 struct CommonOpts {
-    std::vector<std::string> families, variants, catalogs;
+    std::vector<std::string> families, variants, catalogs, filter;
     std::string seeds, shard, json, junit, root;
     bool host_only = false, device = false, mutants = false;
+    bool require_golden = false, allow_empty = false, quiet = false, failures_only = false, dry_run = false;
 };
 
 void add_filters(CLI::App* c, CommonOpts& o) {
     c->add_option("--family", o.families, "only these families")->delimiter(',');
     c->add_option("--variant", o.variants, "only these variants")->delimiter(',');
     c->add_option("--catalog", o.catalogs, "only these catalogs (e.g. regressions, models)")->delimiter(',');
-    c->add_option("--seeds", o.seeds, "seeds instead of each line's own: 1,2,3 or 1-8");
+    c->add_option("--seeds", o.seeds, "seeds instead of each line's own: 1,2,3 or 1-8 (at most 10000)");
+    c->add_option("--filter", o.filter, "only case ids matching REGEX; -REGEX excludes (repeatable)");
+    c->add_option("--shard", o.shard, "run shard I of N (also GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS)");
     c->add_option("--root", o.root, "directory holding shapes/ and golden/ (default: the source tree)");
     c->add_option("--json", o.json, "write the results as JSON");
     c->add_option("--junit", o.junit, "write the results as JUnit XML");
+    c->add_flag("--require-golden", o.require_golden, "a --seeds seed without a golden line fails (golden_missing)");
+    c->add_flag("--allow-empty", o.allow_empty, "a selection of zero cases passes (it fails otherwise)");
+    c->add_flag("--quiet", o.quiet, "print only the summary and the failures");
+    c->add_flag("--failures-only", o.failures_only, "print only the failing cases, each with its differences");
+}
+
+// A whole non-negative decimal number, nothing around it.
+bool whole_number(const std::string& s, int& out) {
+    if (s.empty() || s.size() > 9) return false;
+    for (char ch : s)
+        if (ch < '0' || ch > '9') return false;
+    out = std::stoi(s);
+    return true;
+}
+
+void parse_shard(const CommonOpts& c, CheckOptions& o) {
+    int index = -1, count = 0;
+    if (!c.shard.empty()) {
+        const auto slash = c.shard.find('/');
+        if (slash == std::string::npos || !whole_number(c.shard.substr(0, slash), index) ||
+            !whole_number(c.shard.substr(slash + 1), count) || count < 1 || index >= count)
+            throw BadInput("--shard " + c.shard + ": expected I/N with 0 <= I < N");
+    } else {
+        const char* i = std::getenv("GTEST_SHARD_INDEX");
+        const char* n = std::getenv("GTEST_TOTAL_SHARDS");
+        if (!i && !n) return;
+        if (!i || !n) throw BadInput("GTEST_SHARD_INDEX and GTEST_TOTAL_SHARDS go together: only one is set");
+        if (!whole_number(i, index) || !whole_number(n, count) || count < 1 || index >= count)
+            throw BadInput(std::string("GTEST_SHARD_INDEX=") + i + " GTEST_TOTAL_SHARDS=" + n + ": expected 0 <= index < total");
+    }
+    o.shard_index = index;
+    o.shard_count = count;
+    // gtest's protocol: a runner that shards touches this file to say it understood the request.
+    if (const char* f = std::getenv("GTEST_SHARD_STATUS_FILE"); f && *f) {
+        std::ofstream touch(f, std::ios::app);
+        if (!touch) throw BadInput(std::string("GTEST_SHARD_STATUS_FILE ") + f + ": cannot create");
+    }
 }
 
 CheckOptions to_check_options(const CommonOpts& c) {
-    CheckOptions o{.families = c.families, .variants = c.variants, .catalogs = c.catalogs, .root = c.root};
-    for (const auto& f : c.families) (void)family(f);  // unknown family: exit 2 before any work
+    CheckOptions o{.families = c.families, .variants = c.variants, .catalogs = c.catalogs, .require_golden = c.require_golden,
+                   .filter = c.filter, .mutants = c.mutants, .root = c.root};
     if (!c.seeds.empty()) o.seeds = parse_seeds(c.seeds, "--seeds");
-    int index = -1, count = 0;
-    if (!c.shard.empty()) {
-        if (std::sscanf(c.shard.c_str(), "%d/%d", &index, &count) != 2 || count < 1 || index < 0 || index >= count)
-            throw BadInput("--shard " + c.shard + ": expected I/N with 0 <= I < N");
-    } else if (const char* i = std::getenv("GTEST_SHARD_INDEX"), *n = std::getenv("GTEST_TOTAL_SHARDS"); i && n) {
-        index = std::atoi(i);
-        count = std::atoi(n);
-        if (count < 1 || index < 0 || index >= count) throw BadInput("GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS out of range");
-    }
-    if (count > 0) {
-        o.shard_index = index;
-        o.shard_count = count;
-    }
+    validate_selection(o);  // unknown family, variant, catalog or a bad regex: exit 2 before any work
+    parse_shard(c, o);
+    // Report files are opened before the run: a path that cannot be written is found now, not
+    // after minutes of work.
+    if (!c.json.empty()) check_writable(c.json, "--json");
+    if (!c.junit.empty()) check_writable(c.junit, "--junit");
     return o;
 }
 
-int finish(const char* verb, const CommonOpts& c, const std::vector<Result>& rs, double seconds) {
-    print_summary(stdout, verb, rs, seconds);
-    if (!c.json.empty()) write_json(c.json, verb, rs, seconds);
-    if (!c.junit.empty()) write_junit(c.junit, verb, rs, seconds);
+std::string shard_name(const CheckOptions& o) {
+    return o.shard_count > 1 ? std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count) : "";
+}
+
+// The per-case line, as the output options ask.
+void show(const CommonOpts& c, const Result& r) {
+    if (c.quiet) return;
+    if (c.failures_only && r.passed()) return;
+    print_result(stdout, r);
+    std::fflush(stdout);
+}
+
+int finish(const char* verb, const CommonOpts& c, const CheckOptions& o, const std::vector<Result>& rs, double seconds,
+           const std::string& device) {
+    print_summary(stdout, verb, rs, seconds, shard_name(o));
+    print_recap(stdout, rs);
+    const RunInfo info{.verb = verb, .argv = command_line(), .device = device, .shard = shard_name(o), .seconds = seconds};
+    if (!c.json.empty()) write_json(c.json, info, rs);
+    if (!c.junit.empty()) write_junit(c.junit, info, rs);
+    if (rs.empty() && !c.allow_empty) {
+        std::printf("bitgate %s: the selection has no cases: nothing was checked (--allow-empty accepts that)\n", verb);
+        return exit_failed;
+    }
     return tally(rs).failed ? exit_failed : exit_ok;
 }
 
+size_t mutants_linked() {
+    size_t n = 0;
+    for (const FamilySpec* f : families())
+        for (const VariantSpec& v : f->variants) n += v.mutant;
+    return n;
+}
+
 int do_check(const CommonOpts& c) {
-    CheckOptions o = to_check_options(c);
-    o.mutants = c.mutants;
     if (c.device && c.host_only) throw BadInput("--device and --host-only exclude each other");
+    CheckOptions o = to_check_options(c);
     const std::string missing = gpu_missing();
     if (c.device && !missing.empty()) throw NoGpu(missing);
     o.device = !c.host_only && missing.empty();
-    if (o.device) std::printf("device: %s\n", gpu_name().c_str());
-    else std::printf("device: none (%s): host models, goldens and host claims only\n",
-                     c.host_only ? "--host-only" : missing.c_str());
+    if (o.mutants && mutants_linked() == 0) throw BadInput("--mutants: no mutant variants are linked into this executable");
+    const std::string device = o.device ? gpu_name() : "none";
+    if (!c.quiet) {
+        if (o.device) std::printf("device: %s\n", device.c_str());
+        else std::printf("device: none (%s): host models, goldens and host claims only\n",
+                         c.host_only ? "--host-only" : missing.c_str());
+    }
     const auto t0 = std::chrono::steady_clock::now();
     Progress progress;
-    const auto rs = run_check(o, [&](const Result& r) { progress.clear(); print_result(stdout, r); std::fflush(stdout); },
-                              [&](size_t d, size_t n, const std::string& id) { progress(d, n, id); });
+    CheckSession session(o);
+    const auto rs = session.run([&](const Result& r) { progress.clear(); show(c, r); },
+                                [&](size_t d, size_t n, const std::string& id) { progress(d, n, id); });
     progress.clear();
     const bool mutants_ok = !o.mutants || print_mutant_summary(stdout, rs);
-    const int rc = finish("check", c, rs, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    if (o.mutants && rs.empty()) throw BadInput("--mutants: no mutant variants are linked into this executable");
+    const int rc = finish("check", c, o, rs, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), device);
     return mutants_ok ? rc : exit_failed;
 }
 
-// golden check: the host models' digests against the files, and no line left that no case makes.
+bool is_model_problem(Verdict v) {
+    return v == Verdict::unwritten || v == Verdict::out_of_bounds || v == Verdict::input_modified;
+}
+
+// golden check: the host models (in guarded buffers) against the files, and no line left that no
+// case makes. golden regen: the same models, the files rewritten (or, --dry-run, only shown).
 int do_golden(const CommonOpts& c, bool regen) {
+    if (regen) {
+        // Regeneration is a deliberate act at a desk: never inside any CI job, whatever CI holds.
+        if (const char* ci = std::getenv("CI"); ci && *ci)
+            throw BadInput(std::string("golden regen refuses to run under CI=") + ci + ": goldens change only by a reviewed commit");
+        if (!c.catalogs.empty() || !c.shard.empty() || !c.filter.empty())
+            throw BadInput("golden regen rewrites whole files: --catalog, --filter and --shard do not apply");
+        if (!c.json.empty() || !c.junit.empty())
+            throw BadInput("golden regen writes no report: --json and --junit do not apply (golden check writes them)");
+    }
     CheckOptions o = to_check_options(c);
-    if (regen && std::getenv("CI") && std::string(std::getenv("CI")) == "true")
-        throw BadInput("golden regen refuses to run under CI=true: goldens change only by a reviewed commit");
-    if (regen && (!c.catalogs.empty() || !c.seeds.empty() || o.shard_count > 1))
-        throw BadInput("golden regen rewrites whole files: --catalog, --seeds and --shard do not apply");
+    if (regen && o.shard_count > 1) throw BadInput("golden regen does not shard (GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS are set)");
     const std::string root = o.root.empty() ? default_root() : o.root;
     const auto t0 = std::chrono::steady_clock::now();
     const auto groups = plan(o);
@@ -101,70 +175,109 @@ int do_golden(const CommonOpts& c, bool regen) {
         if (c.families.empty() || std::find(c.families.begin(), c.families.end(), f->name) != c.families.end())
             olds[f->name] = read_golden(*f, golden_path(root, f->name));
     std::map<std::string, std::vector<std::pair<std::string, Digests>>> made;  // family -> lines in plan order
-    std::set<std::string> seen;
+    std::set<std::string> seen, planned;  // keys made; their seedless forms
+    std::vector<Result> rs;
+    CheckSession session(o);
     Progress progress;
-    size_t i = 0;
-    for (const CaseGroup& g : groups) {
-        progress(i++, groups.size(), g.id());
-        for (const VariantSpec* v : g.variants) {
+    bool unsound = false;
+    // Lines at seeds the catalogs do not name (added by regen --seeds) belong to their catalog
+    // case: they are checked, and regenerated, with it.
+    std::map<std::string, std::pair<CaseGroup, const VariantSpec*>> by_seedless;
+    for (size_t i = 0; i < groups.size(); ++i)
+        for (const VariantSpec* v : groups[i].variants) {
+            const std::string sk = seedless_key(golden_key(*groups[i].family, v->name, groups[i].shape, groups[i].seed, groups[i].profile));
+            planned.insert(sk);
+            if (in_shard(i, o)) by_seedless.emplace(sk, std::make_pair(groups[i], v));
+        }
+    std::vector<std::pair<CaseGroup, const VariantSpec*>> work;
+    for (size_t i = 0; i < groups.size(); ++i)
+        if (in_shard(i, o))
+            for (const VariantSpec* v : groups[i].variants) work.emplace_back(groups[i], v);
+    for (const auto& [fam, file] : olds)
+        for (const auto& [key, d] : file.lines) {
+            auto it = by_seedless.find(seedless_key(key));
+            if (it == by_seedless.end()) continue;
+            CaseGroup g = it->second.first;
+            const auto at = key.find(" seed=") + 6;
+            g.seed = std::stoull(key.substr(at, key.find(' ', at) - at));
+            g.own_seed = false;
+            work.emplace_back(std::move(g), it->second.second);
+        }
+    for (size_t i = 0; i < work.size(); ++i) {
+        const CaseGroup& g = work[i].first;
+        progress(i, work.size(), g.id());
+        for (const VariantSpec* v : {work[i].second}) {
             const std::string key = golden_key(*g.family, v->name, g.shape, g.seed, g.profile);
             if (!seen.insert(key).second) continue;  // the same case from two catalog lines
-            made[g.family->name].emplace_back(key, model_digests(*g.family, *v, g.shape, g.seed, g.profile));
+            auto gc = session.golden_case(g, *v, olds[g.family->name]);
+            if (is_model_problem(gc.result.verdict)) unsound = true;
+            made[g.family->name].emplace_back(key, gc.digests);
+            progress.clear();
+            if (!regen) show(c, gc.result);
+            else if (is_model_problem(gc.result.verdict)) print_result(stdout, gc.result);
+            rs.push_back(std::move(gc.result));
         }
     }
     progress.clear();
-    std::vector<Result> rs;
+    if (regen && unsound) {
+        std::printf("bitgate golden regen: nothing written: a host model above is unsound (its digests are not a reference)\n");
+        return exit_failed;
+    }
     size_t added = 0, changed = 0, removed = 0;
+    // Stale lines are judged only over the whole catalog: a filtered or sharded run makes a part.
+    const bool whole = c.catalogs.empty() && c.variants.empty() && c.filter.empty() && o.shard_count == 1;
     for (const FamilySpec* f : families()) {
-        if (!c.families.empty() && !made.count(f->name) && std::find(c.families.begin(), c.families.end(), f->name) == c.families.end()) continue;
-        if (c.families.empty() && !made.count(f->name)) continue;
+        if (!olds.count(f->name) || (c.families.empty() && !made.count(f->name))) continue;
         const std::string path = golden_path(root, f->name);
         const GoldenFile& old = olds[f->name];
-        const auto& lines = made[f->name];
+        auto lines = made[f->name];
         std::set<std::string> keys;
+        bool family_changed = !old.exists;
         for (const auto& [key, d] : lines) {
             keys.insert(key);
             auto it = old.lines.find(key);
-            Result r{.family = f->name, .variant = key.substr(f->name.size() + 1, key.find(' ', f->name.size() + 1) - f->name.size() - 1),
-                     .where = "host", .catalog = "golden", .origin = path, .case_id = key};
             if (it == old.lines.end()) {
-                r.verdict = Verdict::golden_missing;
+                family_changed = true;
                 if (regen) { std::printf("+ %s\n", golden_line(key, d).c_str()); ++added; }
             } else if (it->second != d) {
-                r.verdict = Verdict::golden_mismatch;
-                for (size_t k = 0; k < d.size(); ++k)
-                    if (d[k] != it->second[k])
-                        r.diffs.push_back(Difference{.tensor = d[k].first, .verdict = Verdict::golden_mismatch,
-                                                     .first = {"golden " + it->second[k].second + " (" + old.where.at(key) + "), model " + d[k].second}});
+                family_changed = true;
                 if (regen) { std::printf("~ %s\n  was %s\n", golden_line(key, d).c_str(), golden_line(key, it->second).c_str()); ++changed; }
             }
-            if (!regen) print_result(stdout, r);
-            rs.push_back(std::move(r));
         }
-        const bool whole = c.catalogs.empty() && c.variants.empty() && c.seeds.empty() && o.shard_count == 1;
+        // Lines no case of this run made: kept when a catalog case still makes them at some seed
+        // (lines added by regen --seeds) or when this run saw only part of the catalog.
+        std::vector<std::pair<std::string, std::pair<std::string, Digests>>> kept;  // where, line
         for (const auto& [key, d] : old.lines) {
-            if (keys.count(key) || !whole) continue;
+            if (keys.count(key)) continue;
+            if (!whole || planned.count(seedless_key(key))) { kept.push_back({old.where.at(key), {key, d}}); continue; }
+            family_changed = true;
             if (regen) { std::printf("- %s\n", golden_line(key, d).c_str()); ++removed; continue; }
-            Result r{.family = f->name, .where = "host", .catalog = "golden", .origin = old.where.at(key), .case_id = key,
+            // The case id's spelling: "family/variant dims seed= profile=".
+            const std::string id = key.substr(0, f->name.size()) + "/" + key.substr(f->name.size() + 1);
+            Result r{.family = f->name, .where = "host", .catalog = "golden", .origin = old.where.at(key), .case_id = id,
                      .verdict = Verdict::golden_mismatch, .note = "stale line: no catalog case makes it (run golden regen)"};
-            print_result(stdout, r);
+            show(c, r);
             rs.push_back(std::move(r));
         }
         // An unchanged family keeps its file, provenance header included: regen shows no noise.
-        const bool family_changed = !old.exists || old.lines.size() != keys.size() ||
-                                    std::any_of(lines.begin(), lines.end(), [&](const auto& l) {
-                                        auto it = old.lines.find(l.first);
-                                        return it == old.lines.end() || it->second != l.second;
-                                    });
-        if (regen && family_changed) write_golden(*f, path, lines);
+        if (regen && family_changed && !c.dry_run) {
+            std::sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) {
+                auto line_no = [](const std::string& w) { return std::stol(w.substr(w.rfind(':') + 1)); };
+                return line_no(a.first) < line_no(b.first);
+            });
+            std::vector<std::pair<std::string, Digests>> out;
+            for (auto& [w, l] : kept) out.push_back(l);  // the old lines first, in their order
+            for (auto& l : lines) out.push_back(l);
+            write_golden(*f, path, out);
+        }
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (regen) {
-        std::printf("bitgate golden regen: %zu lines added, %zu changed, %zu removed (%s)\n", added, changed, removed,
-                    provenance().c_str());
+        std::printf("bitgate golden regen%s: %zu lines added, %zu changed, %zu removed (%s)\n", c.dry_run ? " --dry-run (nothing written)" : "",
+                    added, changed, removed, provenance().c_str());
         return exit_ok;
     }
-    return finish("golden check", c, rs, secs);
+    return finish("golden check", c, o, rs, secs, "none");
 }
 
 void do_list(const std::string& what, const std::string& root) {
@@ -211,30 +324,33 @@ void do_list(const std::string& what, const std::string& root) {
 }  // namespace
 
 void add_check_verbs(CLI::App& app, int& rc) {
-    static CommonOpts check_o, golden_o;
+    // Option storage lives as long as the app: each callback owns its options.
+    auto check_o = std::make_shared<CommonOpts>(), golden_o = std::make_shared<CommonOpts>(),
+         regen_o = std::make_shared<CommonOpts>();
     auto* check = app.add_subcommand("check", "the main job: every family over its catalogs, goldens, claims, and device diffs where a GPU is present");
-    add_filters(check, check_o);
-    check->add_flag("--host-only", check_o.host_only, "never use a GPU");
-    check->add_flag("--device", check_o.device, "require a GPU and run every device diff (exit 3 without one)");
-    check->add_option("--shard", check_o.shard, "run shard I of N (also GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS)");
-    check->add_flag("--mutants", check_o.mutants, "run only the mutant variants (where linked) and expect each to be caught with its class");
-    check->callback([&rc] { rc = do_check(check_o); });
+    add_filters(check, *check_o);
+    check->add_flag("--host-only", check_o->host_only, "never use a GPU");
+    check->add_flag("--device", check_o->device, "require a GPU and run every device diff (exit 3 without one)");
+    check->add_flag("--mutants", check_o->mutants, "run only the mutant variants (where linked) and expect each to be caught with its class");
+    check->callback([&rc, check_o] { rc = do_check(*check_o); });
 
     auto* golden = app.add_subcommand("golden", "golden digests: check (never writes) or regen (rewrites, shows what changed)");
     golden->require_subcommand(1);
     auto* gcheck = golden->add_subcommand("check", "compare the host models' digests with golden/<family>.golden");
-    auto* gregen = golden->add_subcommand("regen", "rewrite golden files from the host models (refused under CI=true)");
-    for (auto* c : {gcheck, gregen}) add_filters(c, golden_o);
-    gcheck->callback([&rc] { rc = do_golden(golden_o, false); });
-    gregen->callback([&rc] { rc = do_golden(golden_o, true); });
+    auto* gregen = golden->add_subcommand("regen", "rewrite golden files from the host models (refused under any non-empty CI)");
+    add_filters(gcheck, *golden_o);
+    add_filters(gregen, *regen_o);
+    gregen->add_flag("--dry-run", regen_o->dry_run, "show the + ~ - lines, write nothing");
+    gcheck->callback([&rc, golden_o] { rc = do_golden(*golden_o, false); });
+    gregen->callback([&rc, regen_o] { rc = do_golden(*regen_o, true); });
 
-    static std::string what, root;
+    auto list_what = std::make_shared<std::pair<std::string, std::string>>();  // what, root
     auto* list = app.add_subcommand("list", "families and variants, claims, catalogs, mutants");
-    list->add_option("what", what, "families | variants | claims | catalogs | mutants")
+    list->add_option("what", list_what->first, "families | variants | claims | catalogs | mutants")
         ->check(CLI::IsMember({"families", "variants", "claims", "catalogs", "mutants"}));
-    list->add_option("--root", root, "directory holding shapes/ and golden/");
-    list->callback([&rc] {
-        do_list(what, root.empty() ? default_root() : root);
+    list->add_option("--root", list_what->second, "directory holding shapes/ and golden/");
+    list->callback([&rc, list_what] {
+        do_list(list_what->first, list_what->second.empty() ? default_root() : list_what->second);
         rc = exit_ok;
     });
 }

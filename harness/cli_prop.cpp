@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 
 #include "catalog.hpp"
 #include "check.hpp"
@@ -15,6 +16,8 @@
 #include "report.hpp"
 
 namespace bitgate {
+
+std::string regen_command(const FamilySpec& f);
 
 namespace {
 
@@ -35,7 +38,7 @@ rc::Gen<int64_t> dim_gen(const Dim& d) {
 }
 
 int prop_family(const FamilySpec& f, const PropOpts& p, bool device, size_t& shapes, std::vector<Result>& failures) {
-    CheckOptions o{.variants = p.variants, .device = device, .golden = false};
+    CheckSession session(CheckOptions{.variants = p.variants, .device = device, .golden = false});
     std::string last_line;
     std::vector<Result> last_fail;
     size_t runs = 0;
@@ -57,7 +60,7 @@ int prop_family(const FamilySpec& f, const PropOpts& p, bool device, size_t& sha
                 g.variants.push_back(v);
         RC_PRE(!g.variants.empty());
         ++runs;
-        const auto rs = check_group(g, o, nullptr);
+        const auto rs = session.check_group(g, nullptr);
         std::vector<Result> bad;
         for (const Result& r : rs)
             if (!r.passed()) bad.push_back(r);
@@ -84,7 +87,11 @@ int prop_family(const FamilySpec& f, const PropOpts& p, bool device, size_t& sha
         std::ofstream out(path, std::ios::app);
         if (!out) throw BadInput(path + ": cannot append the counterexample");
         out << last_line << "\n";
+        if (!out.flush()) throw BadInput(path + ": cannot append the counterexample (write failed)");
         std::printf("  appended to %s\n", path.c_str());
+        // The new regression case has no golden line yet: the next check fails with
+        // golden_missing until one is made, after the defect is fixed and the model is right.
+        std::printf("  then, once it holds: %s\n", regen_command(f).c_str());
     } else {
         std::printf("  (re-run with --append to add it to shapes/regressions.shapes, which every check runs first)\n");
     }
@@ -98,6 +105,8 @@ int do_prop(PropOpts& p) {
     if (p.device && !missing.empty()) throw NoGpu(missing);
     const bool device = !p.host_only && missing.empty();
     if (p.count == 0 || p.count > 1000000) throw BadInput("--count must be between 1 and 1000000");
+    // A variant that names nothing would make every generated case a discard: bad input, now.
+    validate_selection(CheckOptions{.families = p.families, .variants = p.variants});
     if (p.seed == 0) p.seed = static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) % 1000000007ull;
     // RapidCheck reads its configuration once, from the environment. max_size stays <= 100.
     const std::string params = "seed=" + std::to_string(p.seed) + " max_success=" + std::to_string(p.count) +
@@ -108,6 +117,7 @@ int do_prop(PropOpts& p) {
     std::vector<const FamilySpec*> fams;
     if (p.families.empty()) fams = families();
     else for (const auto& n : p.families) fams.push_back(&family(n));
+
     int rc = exit_ok;
     size_t shapes = 0;
     std::vector<Result> failures;
@@ -118,8 +128,13 @@ int do_prop(PropOpts& p) {
 
 }  // namespace
 
+std::string regen_command(const FamilySpec& f) {
+    return "env -u CI bitgate golden regen --family " + f.name + "   (adds the golden line of the new regression case)";
+}
+
 void add_prop_verb(CLI::App& app, int& rc) {
-    static PropOpts p;
+    auto owned = std::make_shared<PropOpts>();  // lives as long as the callback
+    PropOpts& p = *owned;
     auto* c = app.add_subcommand("prop", "property search over generated shapes, with shrinking");
     c->add_option("--family", p.families, "families (default: all)")->delimiter(',');
     c->add_option("--variant", p.variants, "variants (default: all)")->delimiter(',');
@@ -130,7 +145,7 @@ void add_prop_verb(CLI::App& app, int& rc) {
     c->add_flag("--append", p.append, "append a shrunk counterexample to shapes/regressions.shapes");
     c->add_flag("--verbose", p.verbose, "print every case");
     c->add_option("--root", p.root, "directory holding shapes/");
-    c->callback([&rc] { rc = do_prop(p); });
+    c->callback([&rc, owned] { rc = do_prop(*owned); });
 }
 
 }  // namespace bitgate

@@ -1,7 +1,9 @@
 // Exit codes and the two error kinds every verb maps onto them.
 #pragma once
+#include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace bitgate {
 
@@ -22,5 +24,51 @@ struct BadInput : std::runtime_error {
 struct NoGpu : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
+
+// Text from a file or the command line, made safe to put in a one-line message: a newline becomes
+// the two characters \n (likewise \r, \t), other control bytes and bytes that are not valid UTF-8
+// become \xHH, valid UTF-8 stays as it is. Every message
+// that echoes outside bytes passes them through this (the CLI does for every error it prints).
+inline std::string printable(std::string_view s) {
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(s.size());
+    auto escape = [&](unsigned char c) {
+        out += "\\x";
+        out += hex[c >> 4];
+        out += hex[c & 15];
+    };
+    for (size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c < 0x80) {
+            if (c == '\n') out += "\\n";
+            else if (c == '\r') out += "\\r";
+            else if (c == '\t') out += "\\t";
+            else if (c < 0x20 || c == 0x7f) escape(c);
+            else out += static_cast<char>(c);
+            ++i;
+            continue;
+        }
+        // A well-formed UTF-8 sequence (no overlong forms, no surrogates, at most U+10FFFF)?
+        size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+        if (n && i + n <= s.size()) {
+            const auto c1 = static_cast<unsigned char>(s[i + 1]);
+            bool ok = (c1 & 0xc0) == 0x80;
+            if (c == 0xe0) ok = ok && c1 >= 0xa0;
+            if (c == 0xed) ok = ok && c1 < 0xa0;
+            if (c == 0xf0) ok = ok && c1 >= 0x90;
+            if (c == 0xf4) ok = ok && c1 < 0x90;
+            for (size_t j = 2; j < n; ++j) ok = ok && (static_cast<unsigned char>(s[i + j]) & 0xc0) == 0x80;
+            if (ok) {
+                out.append(s.substr(i, n));
+                i += n;
+                continue;
+            }
+        }
+        escape(c);
+        ++i;
+    }
+    return out;
+}
 
 }  // namespace bitgate

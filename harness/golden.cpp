@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "bitgate_build_info.hpp"
 #include "errors.hpp"
 #include "registry.hpp"
 
@@ -11,15 +12,19 @@
 #define BITGATE_VERSION "unknown"
 #define BITGATE_COMPILER "unknown"
 #endif
-#ifndef BITGATE_GIT_COMMIT_OVERRIDE
-#define BITGATE_GIT_COMMIT_OVERRIDE ""
-#endif
 
 namespace bitgate {
 
 std::string golden_key(const FamilySpec& f, const std::string& variant, const Shape& s, uint64_t seed,
                        const std::string& profile) {
     return f.name + " " + variant + " " + s.str() + " seed=" + std::to_string(seed) + " profile=" + profile;
+}
+
+std::string seedless_key(const std::string& key) {
+    const auto a = key.find(" seed=");
+    if (a == std::string::npos) return key;
+    const auto b = key.find(' ', a + 1);
+    return key.substr(0, a) + (b == std::string::npos ? "" : key.substr(b));
 }
 
 std::string golden_line(const std::string& key, const Digests& d) {
@@ -37,22 +42,11 @@ bool is_hex128(const std::string& s) {
     return true;
 }
 
-std::string git_commit() {
-    // The commit of the tree the digests were made from, read at regen time.
-    std::string out;
-    if (FILE* p = popen("git -C " BITGATE_SOURCE_DIR " rev-parse --short=12 HEAD 2>/dev/null", "r")) {
-        char buf[64];
-        while (fgets(buf, sizeof buf, p)) out += buf;
-        pclose(p);
-    }
-    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-    return out.empty() ? "unknown" : out;
-}
-
 }  // namespace
 
 std::string provenance() {
-    return std::string("bitgate ") + BITGATE_VERSION + ", commit " + git_commit() + ", compiler " + BITGATE_COMPILER;
+    // The commit the binary was built from (configure time), not that of whatever tree it runs in.
+    return std::string("bitgate ") + BITGATE_VERSION + ", commit " + BITGATE_BUILD_COMMIT + ", compiler " + BITGATE_COMPILER;
 }
 
 GoldenFile read_golden(const FamilySpec& f, const std::string& path) {

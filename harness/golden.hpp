@@ -22,6 +22,8 @@ struct GoldenFile {
 
 std::string golden_key(const FamilySpec& f, const std::string& variant, const Shape& s, uint64_t seed,
                        const std::string& profile);
+// The key with its seed taken out: the catalog case a line belongs to, whatever its seed.
+std::string seedless_key(const std::string& key);
 std::string golden_line(const std::string& key, const Digests& d);
 
 // A missing file reads as empty (every case then reports golden_missing); a malformed one throws

@@ -20,6 +20,11 @@ std::vector<const TensorSpec*> tensors_of(const FamilySpec& f, Role role);
 
 // The input tensors of a case, in declared order: a pure function of (seed, profile, name, shape).
 std::vector<Bytes> make_inputs(const FamilySpec& f, const Shape& s, uint64_t seed, const std::string& profile);
+// Every NaN of an f32 buffer as 0x7fffffff. The host models run on x86, where a NaN result keeps
+// the payload and sign of a NaN operand; CUDA's f32 arithmetic returns the canonical NaN
+// 0x7fffffff. run_model writes the NaNs of every f32 output this way (finite bytes never change),
+// so the payload-sensitive byte comparison holds the kernel to the device's NaN, not x86's.
+void canonicalize_nans(Bytes& f32);
 // The seed of run C (new inputs at the same addresses).
 uint64_t reuse_seed(uint64_t seed);
 

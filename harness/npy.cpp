@@ -1,10 +1,14 @@
 #include "npy.hpp"
 
+#include <algorithm>
 #include <array>
-#include <fstream>
-#include <iterator>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <limits>
 #include <stdexcept>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "errors.hpp"
 
@@ -15,23 +19,33 @@ namespace {
 constexpr std::string_view kMagic = "\x93NUMPY";
 constexpr size_t kAlign = 64;               // numpy's ARRAY_ALIGN
 constexpr size_t kGrowthAxisMaxDigits = 21;  // numpy pads the header so the first axis can grow
+constexpr size_t kMaxHeader = size_t{1} << 20;  // numpy writes a few hundred bytes; more is not a header
 
 struct DtypeInfo {
     std::string_view name;
     size_t size;
 };
-constexpr std::array<DtypeInfo, 7> kDtypes = {{
-    {"<f4", 4}, {"<f2", 2}, {"|u1", 1}, {"|i1", 1}, {"<u2", 2}, {"<u4", 4}, {"<i4", 4},
+constexpr std::array<DtypeInfo, 9> kDtypes = {{
+    {"<f4", 4}, {"<f2", 2}, {"|u1", 1}, {"|i1", 1}, {"<u2", 2}, {"<u4", 4}, {"<i4", 4}, {"<u8", 8}, {"<i8", 8},
 }};
 
 [[noreturn]] void bad(const std::string& path, const std::string& what) { throw BadInput(path + ": " + what); }
 
-std::vector<uint8_t> slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) bad(path, "cannot open");
-    std::vector<uint8_t> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) bad(path, "read error");
-    return data;
+// Text from a file, made safe for a one-line message: control and non-ASCII bytes as \xNN.
+std::string printable(std::string_view s) {
+    std::string out;
+    for (const unsigned char c : s.substr(0, 64)) {
+        if (c >= 0x20 && c < 0x7f) {
+            out += char(c);
+        } else {
+            static const char* d = "0123456789abcdef";
+            out += "\\x";
+            out += d[c >> 4];
+            out += d[c & 15];
+        }
+    }
+    if (s.size() > 64) out += "...";
+    return out;
 }
 
 // Element count of a shape, or -1 when a dimension is negative or the product overflows.
@@ -68,7 +82,7 @@ public:
                 once(have_shape, key);
                 shape = tuple();
             } else {
-                fail("unexpected key '" + key + "'");
+                fail("unexpected key '" + printable(key) + "'");
             }
             if (!peek('}')) expect(',');
         }
@@ -171,6 +185,57 @@ void put_le(std::string& out, uint64_t v, int bytes) {
     for (int i = 0; i < bytes; ++i) out += char((v >> (8 * i)) & 0xff);
 }
 
+
+// The preamble: magic, version, header length. Returns the header length; `start` is where the
+// dict begins. `b` holds the first min(12, file size) bytes.
+size_t preamble(std::span<const uint8_t> b, uint64_t file_size, const std::string& path, size_t& start) {
+    if (b.size() < kMagic.size() + 2 || std::string_view(reinterpret_cast<const char*>(b.data()), kMagic.size()) != kMagic)
+        bad(path, "not a .npy file (bad magic; expected \\x93NUMPY)");
+    const int major = b[6], minor = b[7];
+    if (!((major == 1 || major == 2 || major == 3) && minor == 0))
+        bad(path, ".npy version " + std::to_string(major) + "." + std::to_string(minor) +
+                      " is not supported (1.0, 2.0 and 3.0 are)");
+    const size_t len_bytes = major == 1 ? 2 : 4;
+    start = 8 + len_bytes;
+    if (file_size < start) bad(path, "truncated in the header length");
+    size_t header_len = 0;
+    for (size_t i = 0; i < len_bytes; ++i) header_len |= size_t(b[8 + i]) << (8 * i);
+    if (file_size - start < header_len)
+        bad(path, "truncated in the header (" + std::to_string(header_len) + " bytes announced, " +
+                      std::to_string(file_size - start) + " present)");
+    if (header_len > kMaxHeader)
+        bad(path, "header of " + std::to_string(header_len) + " bytes is larger than the 1 MiB accepted");
+    return header_len;
+}
+
+// The dict and the data size it promises against the bytes the file has after it.
+Header parse_dict(std::string_view dict, uint64_t file_size, size_t data_offset, const std::string& path) {
+    // v1 and v2 headers are latin-1, v3 UTF-8; the keys and values we accept are ASCII in either.
+    Header h;
+    bool fortran = false;
+    HeaderParser(dict, path).parse(h.dtype, fortran, h.shape);
+    if (h.dtype.size() == 3 && h.dtype[0] != '|' && itemsize(with_order('|', h.dtype)) == 1)
+        h.dtype = with_order('|', h.dtype);  // one-byte types have no byte order: '<u1' is '|u1'
+    if (!h.dtype.empty() && h.dtype[0] == '>' && itemsize(with_order('<', h.dtype)) != 0)
+        bad(path, "big-endian dtype '" + h.dtype + "' is not supported (save with '" + with_order('<', h.dtype) + "')");
+    const size_t item = itemsize(h.dtype);
+    if (item == 0)
+        bad(path, "unsupported dtype '" + printable(h.dtype) + "' (supported: <f4 <f2 |u1 |i1 <u2 <u4 <i4 <u8 <i8)");
+    if (fortran) bad(path, "Fortran-order array is not supported (save a C-order array)");
+    const int64_t n = count(h.shape);
+    if (n < 0 || uint64_t(n) > std::numeric_limits<uint64_t>::max() / item || uint64_t(n) * item > (uint64_t{1} << 62))
+        bad(path, "shape " + shape_str(h.shape) + " is too large");
+    h.data_offset = data_offset;
+    h.data_bytes = uint64_t(n) * item;
+    const uint64_t have = file_size - data_offset;
+    if (have < h.data_bytes)
+        bad(path, "truncated: shape " + shape_str(h.shape) + " of " + h.dtype + " needs " + std::to_string(h.data_bytes) +
+                      " data bytes, the file has " + std::to_string(have));
+    if (have > h.data_bytes)
+        bad(path, std::to_string(have - h.data_bytes) + " bytes after the data of shape " + shape_str(h.shape) + " of " + h.dtype);
+    return h;
+}
+
 }  // namespace
 
 std::string shape_str(const std::vector<int64_t>& shape) {
@@ -199,82 +264,85 @@ std::string_view dtype_of(Elem e) {
     return "|u1";
 }
 
+// ---- reading -------------------------------------------------------------------------------------
+
+Header parse(std::span<const uint8_t> file, const std::string& name) {
+    size_t start = 0;
+    const size_t len = preamble(file.first(std::min<size_t>(file.size(), 12)), file.size(), name, start);
+    const std::string_view dict(reinterpret_cast<const char*>(file.data()) + start, len);
+    return parse_dict(dict, file.size(), start + len, name);
+}
+
+Reader::Reader(std::string path) : path_(std::move(path)) {
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) bad(path_, std::string("cannot open: ") + std::strerror(errno));
+    try {
+        struct stat st {};
+        if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) bad(path_, "not a regular file");
+        const uint64_t size = uint64_t(st.st_size);
+        std::array<uint8_t, 12> pre{};
+        const size_t first = size_t(std::min<uint64_t>(size, pre.size()));
+        read(pre.data(), first);
+        size_t start = 0;
+        const size_t len = preamble(std::span<const uint8_t>(pre.data(), first), size, path_, start);
+        std::string dict(start + len, '\0');
+        std::memcpy(dict.data(), pre.data(), first);
+        read(dict.data() + first, start + len - first);
+        h_ = parse_dict(std::string_view(dict).substr(start), size, start + len, path_);
+    } catch (...) {
+        ::close(fd_);
+        throw;
+    }
+}
+
+Reader::~Reader() { ::close(fd_); }
+
+void Reader::read(void* dst, size_t n) {
+    auto* p = static_cast<uint8_t*>(dst);
+    while (n > 0) {
+        const ssize_t got = ::read(fd_, p, std::min<size_t>(n, size_t{1} << 30));
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            bad(path_, std::string("read error: ") + std::strerror(errno));
+        }
+        if (got == 0) bad(path_, "truncated while reading (the file shrank)");
+        p += got;
+        n -= size_t(got);
+    }
+}
+
 Tensor read(const std::string& path) {
-    const std::vector<uint8_t> file = slurp(path);
-    if (file.size() < kMagic.size() + 2 || std::string_view(reinterpret_cast<const char*>(file.data()), kMagic.size()) != kMagic)
-        bad(path, "not a .npy file (bad magic; expected \\x93NUMPY)");
-    const int major = file[6], minor = file[7];
-    if (!((major == 1 || major == 2 || major == 3) && minor == 0))
-        bad(path, ".npy version " + std::to_string(major) + "." + std::to_string(minor) +
-                      " is not supported (1.0, 2.0 and 3.0 are)");
-    const size_t len_bytes = major == 1 ? 2 : 4;
-    const size_t start = 8 + len_bytes;
-    if (file.size() < start) bad(path, "truncated in the header length");
-    size_t header_len = 0;
-    for (size_t i = 0; i < len_bytes; ++i) header_len |= size_t(file[8 + i]) << (8 * i);
-    if (file.size() - start < header_len)
-        bad(path, "truncated in the header (" + std::to_string(header_len) + " bytes announced, " +
-                      std::to_string(file.size() - start) + " present)");
-    const std::string_view header(reinterpret_cast<const char*>(file.data()) + start, header_len);
-    // v1 and v2 headers are latin-1, v3 UTF-8; the keys and values we accept are ASCII in either.
-
+    Reader r(path);
     Tensor t;
-    bool fortran = false;
-    HeaderParser(header, path).parse(t.dtype, fortran, t.shape);
-
-    if (t.dtype.size() == 3 && t.dtype[0] != '|' && itemsize(with_order('|', t.dtype)) == 1)
-        t.dtype = with_order('|', t.dtype);  // one-byte types have no byte order: '<u1' is '|u1'
-    if (!t.dtype.empty() && t.dtype[0] == '>' && itemsize(with_order('<', t.dtype)) != 0)
-        bad(path, "big-endian dtype '" + t.dtype + "' is not supported (save with '" + with_order('<', t.dtype) + "')");
-    const size_t item = itemsize(t.dtype);
-    if (item == 0) bad(path, "unsupported dtype '" + t.dtype + "' (supported: <f4 <f2 |u1 |i1 <u2 <u4 <i4)");
-    if (fortran) bad(path, "Fortran-order array is not supported (save a C-order array)");
-
-    const int64_t n = count(t.shape);
-    if (n < 0 || uint64_t(n) > std::numeric_limits<size_t>::max() / item) bad(path, "shape " + shape_str(t.shape) + " is too large");
-    const size_t need = size_t(n) * item;
-    const size_t have = file.size() - start - header_len;
-    if (have < need)
-        bad(path, "truncated: shape " + shape_str(t.shape) + " of " + t.dtype + " needs " + std::to_string(need) +
-                      " data bytes, the file has " + std::to_string(have));
-    if (have > need)
-        bad(path, std::to_string(have - need) + " bytes after the data of shape " + shape_str(t.shape) + " of " + t.dtype);
-    t.bytes.assign(file.begin() + std::ptrdiff_t(start + header_len), file.end());
+    t.dtype = r.header().dtype;
+    t.shape = r.header().shape;
+    t.bytes.resize(size_t(r.header().data_bytes));  // no more than the file holds, checked
+    r.read(t.bytes.data(), t.bytes.size());
     return t;
 }
 
-void write(const std::string& path, std::span<const uint8_t> bytes, std::vector<int64_t> shape, std::string dtype) {
-    const size_t item = itemsize(dtype);
-    if (item == 0) throw std::invalid_argument("npy::write: unsupported dtype '" + dtype + "'");
-    const int64_t n = count(shape);
-    if (n < 0 || uint64_t(n) * item != bytes.size())
-        throw std::invalid_argument("npy::write: " + std::to_string(bytes.size()) + " bytes do not hold shape " +
-                                    shape_str(shape) + " of " + dtype);
-
-    const std::string dict = header_text(shape, dtype);
-    const bool v1 = dict.size() + 1 + 10 + kAlign <= 0xffff;
-    const size_t prefix = v1 ? 10 : 12;
-    const size_t pad = kAlign - (prefix + dict.size() + 1) % kAlign;
-    std::string head(kMagic);
-    head += char(v1 ? 1 : 2);
-    head += char(0);
-    put_le(head, dict.size() + pad + 1, v1 ? 2 : 4);
-    head += dict;
-    head.append(pad, ' ');
-    head += '\n';
-
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out) bad(path, "cannot open for writing");
-    out.write(head.data(), std::streamsize(head.size()));
-    out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-    out.close();
-    if (!out) bad(path, "write failed");
-}
-
 std::vector<uint8_t> read_raw(const std::string& path, size_t need) {
-    std::vector<uint8_t> data = slurp(path);
-    if (data.size() != need)
-        bad(path, "raw tensor file has " + std::to_string(data.size()) + " bytes, the tensor needs " + std::to_string(need));
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) bad(path, std::string("cannot open: ") + std::strerror(errno));
+    struct stat st {};
+    const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (!regular || uint64_t(st.st_size) != need) {
+        ::close(fd);
+        if (!regular) bad(path, "not a regular file");
+        bad(path, "raw tensor file has " + std::to_string(st.st_size) + " bytes, the tensor needs " + std::to_string(need));
+    }
+    std::vector<uint8_t> data(need);
+    size_t done = 0;
+    while (done < need) {
+        const ssize_t got = ::read(fd, data.data() + done, need - done);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) {
+            ::close(fd);
+            bad(path, "read error or the file shrank");
+        }
+        done += size_t(got);
+    }
+    ::close(fd);
     return data;
 }
 
@@ -288,6 +356,102 @@ Tensor read_for(const std::string& path, Elem elem, size_t need) {
         bad(path, "shape " + shape_str(t.shape) + " of " + t.dtype + " holds " + std::to_string(t.bytes.size()) +
                       " bytes, the tensor needs " + std::to_string(need));
     return t;
+}
+
+std::vector<uint32_t> read_ids(const std::string& path, uint64_t rows, bool allow_none) {
+    Reader r(path);
+    const Header& h = r.header();
+    const bool is_signed = h.dtype[1] == 'i';
+    if (h.dtype[1] == 'f') bad(path, "ids must be integers, the array is '" + h.dtype + "'");
+    if (h.shape.size() != 1 || uint64_t(h.shape[0]) != rows)
+        bad(path, "ids must be a 1-D array of " + std::to_string(rows) + " entries (one per row), the array is " +
+                      shape_str(h.shape));
+    const size_t item = itemsize(h.dtype);
+    std::vector<uint32_t> ids(rows);
+    std::vector<uint8_t> chunk(size_t{1} << 16);
+    for (uint64_t i = 0; i < rows;) {
+        const size_t n = size_t(std::min<uint64_t>(rows - i, chunk.size() / item));
+        r.read(chunk.data(), n * item);
+        for (size_t k = 0; k < n; ++k, ++i) {
+            uint64_t u = 0;
+            std::memcpy(&u, chunk.data() + k * item, item);  // little-endian host
+            int64_t v = int64_t(u);
+            if (is_signed && item < 8) {
+                const int shift = int(64 - 8 * item);
+                v = int64_t(u << shift) >> shift;  // sign-extend
+            }
+            if (allow_none && is_signed && v == -1) {
+                ids[i] = kNoId;
+                continue;
+            }
+            if ((is_signed && v < 0) || u >= kNoId)
+                bad(path, "id at index " + std::to_string(i) + " is out of range (" +
+                              (is_signed ? std::to_string(v) : std::to_string(u)) + ")");
+            ids[i] = uint32_t(u);
+        }
+    }
+    return ids;
+}
+
+// ---- writing -------------------------------------------------------------------------------------
+
+Writer::Writer(std::string path, std::vector<int64_t> shape, std::string dtype, const std::vector<std::string>& inputs) {
+    const size_t item = itemsize(dtype);
+    if (item == 0) throw std::invalid_argument("npy::Writer: unsupported dtype '" + dtype + "'");
+    const int64_t n = count(shape);
+    if (n < 0) throw std::invalid_argument("npy::Writer: bad shape " + shape_str(shape));
+    left_ = uint64_t(n) * item;
+    const std::string dict = header_text(shape, dtype);
+    const bool v1 = dict.size() + 1 + 10 + kAlign <= 0xffff;
+    const size_t prefix = v1 ? 10 : 12;
+    const size_t pad = kAlign - (prefix + dict.size() + 1) % kAlign;
+    std::string head(kMagic);
+    head += char(v1 ? 1 : 2);
+    head += char(0);
+    put_le(head, dict.size() + pad + 1, v1 ? 2 : 4);
+    head += dict;
+    head.append(pad, ' ');
+    head += '\n';
+    out_ = std::make_unique<OutFile>(std::move(path), inputs);
+    out_->write(head.data(), head.size());
+}
+
+Writer::~Writer() = default;
+
+void Writer::write(const void* p, size_t n) {
+    if (n > left_) throw std::logic_error(out_->path() + ": more .npy data than the shape holds");
+    out_->write(p, n);
+    left_ -= n;
+}
+
+void Writer::finish() {
+    if (left_ != 0) throw std::logic_error(out_->path() + ": .npy array written short");
+    out_->commit();
+}
+
+void write(const std::string& path, std::span<const uint8_t> bytes, std::vector<int64_t> shape, std::string dtype) {
+    const size_t item = itemsize(dtype);
+    if (item == 0) throw std::invalid_argument("npy::write: unsupported dtype '" + dtype + "'");
+    const int64_t n = count(shape);
+    if (n < 0 || uint64_t(n) * item != bytes.size())
+        throw std::invalid_argument("npy::write: " + std::to_string(bytes.size()) + " bytes do not hold shape " +
+                                    shape_str(shape) + " of " + dtype);
+    Writer w(path, std::move(shape), std::move(dtype));
+    w.write(bytes.data(), bytes.size());
+    w.finish();
+}
+
+void write_ids(const std::string& path, const std::vector<uint32_t>& ids, bool none_as_minus1) {
+    Writer w(path, {int64_t(ids.size())}, "<i8");
+    std::vector<int64_t> chunk;
+    chunk.reserve(8192);
+    for (size_t i = 0; i < ids.size();) {
+        chunk.clear();
+        for (; i < ids.size() && chunk.size() < 8192; ++i)
+            chunk.push_back(none_as_minus1 && ids[i] == kNoId ? -1 : int64_t(ids[i]));
+        w.write(chunk.data(), chunk.size() * 8);
+    }
+    w.finish();
 }
 
 }  // namespace bitgate::npy

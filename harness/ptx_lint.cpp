@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "errors.hpp"
+#include "files.hpp"
 
 namespace bitgate {
 
@@ -61,9 +62,27 @@ bool float_atomic(const Opcode& o) {
     return reduces && float_typed(o);
 }
 
+// A matrix instruction whose operand or accumulator types include a float type. The types are
+// modifiers of the opcode (mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32), or for tcgen05 the
+// `kind::` modifier (kind::f16, kind::tf32, kind::f8f6f4, kind::mxf4; kind::i8 is integer).
+bool float_mma(const Opcode& o) {
+    const bool matrix = o.base == "mma" || o.base == "wgmma" || o.base == "wmma" ||
+                        (o.base == "tcgen05" && o.has("mma"));
+    if (!matrix) return false;
+    if (o.base == "wmma" && !o.has("mma")) return false;  // wmma.load/store move bits only
+    static constexpr std::array<std::string_view, 13> floats = {
+        "f16", "f16x2", "bf16", "bf16x2", "tf32", "f32", "f64", "e4m3", "e5m2", "e2m1", "e3m2", "e2m3", "ue8m0"};
+    for (const auto m : o.mods) {
+        if (std::find(floats.begin(), floats.end(), m) != floats.end()) return true;
+        if (m.starts_with("kind::") && m != "kind::i8") return true;
+    }
+    return false;
+}
+
 std::string rules_broken(std::string_view opcode) {
     const Opcode o = split_opcode(opcode);
     std::vector<std::string_view> why;
+    if (float_mma(o)) why.push_back(rule_float_mma);
     const bool approx = o.has("approx") || mufu_only(o.base);
     if (approx) why.push_back(rule_approx);
     if (o.has("ftz")) why.push_back(rule_ftz);
@@ -259,12 +278,12 @@ std::vector<LintFinding> lint_ptx(std::string_view text, std::string_view file) 
 
 namespace {
 
+// The largest PTX file the lint reads (the biggest kernel module here is a few MiB); a device such
+// as /dev/zero or a directory named like a file is bad input, not a read until memory runs out.
+constexpr uint64_t kMaxPtxBytes = uint64_t(1) << 30;
+
 LintReport lint_file(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) throw BadInput(p.string() + ": cannot read");
-    std::ostringstream s;
-    s << in.rdbuf();
-    return lint_ptx_module(s.str(), p.string());
+    return lint_ptx_module(read_regular_file(p.string(), kMaxPtxBytes, "PTX file"), p.string());
 }
 
 void add(LintReport& into, LintReport&& r) {

@@ -22,6 +22,10 @@ inline constexpr std::string_view rule_ftz = "flush-to-zero";                 //
 inline constexpr std::string_view rule_div_full = "div.full is approximate";  // 2-ulp division
 inline constexpr std::string_view rule_float_atomic = "float atomic";         // order-dependent sums
 inline constexpr std::string_view rule_no_rounding = "no rounding modifier, contractible";
+// mma/wgmma/wmma/tcgen05.mma on float types (f16, bf16, tf32, fp8, f64 ...): the hardware's
+// accumulation order and rounding inside the instruction are unspecified, so no host model can
+// reproduce them. Integer MMA (.s8/.u8 into .s32) is exact and allowed.
+inline constexpr std::string_view rule_float_mma = "float tensor-core MMA";
 
 struct LintReport {
     std::vector<LintFinding> findings;

@@ -1,6 +1,9 @@
 #include "registry.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 
 #include "errors.hpp"
@@ -51,12 +54,58 @@ const TensorSpec* tensor(const FamilySpec& f, const std::string& name) {
     return nullptr;
 }
 
-std::string shape_problem(const FamilySpec& f, const VariantSpec* v, const Shape& s) {
-    for (size_t i = 0; i < s.values.size(); ++i)
+uint64_t max_case_bytes() {
+    constexpr uint64_t fallback = uint64_t(16) << 30;
+    const char* env = std::getenv("BITGATE_MAX_CASE_BYTES");
+    if (!env || !*env) return fallback;
+    uint64_t x = 0;
+    const char* end = env + std::strlen(env);
+    auto [p, ec] = std::from_chars(env, end, x);
+    if (ec != std::errc() || p != end || x == 0)
+        throw BadInput("BITGATE_MAX_CASE_BYTES=" + printable(env) + ": not a positive byte count");
+    return x;
+}
+
+std::optional<uint64_t> case_bytes(const FamilySpec& f, const Shape& s) {
+    uint64_t total = 0;
+    for (const auto& t : f.tensors)
+        if (__builtin_add_overflow(total, uint64_t(t.bytes(s)), &total)) return std::nullopt;
+    return total;
+}
+
+namespace {
+
+// Limits the engine holds every family to, checked before any family code sees the shape.
+std::string size_problem(const FamilySpec& f, const Shape& s) {
+    uint64_t product = 1;
+    for (size_t i = 0; i < s.values.size(); ++i) {
         if (s.values[i] < 0) return s.names[i] + " must not be negative";
+        int64_t max = kDimMax;
+        for (const Dim& d : f.dims)
+            if (d.name == s.names[i] && d.max > 0) max = d.max;
+        if (s.values[i] > max)
+            return s.names[i] + "=" + std::to_string(s.values[i]) + " is above its limit " + std::to_string(max);
+        if (__builtin_mul_overflow(product, uint64_t(std::max<int64_t>(s.values[i], 1)), &product) ||
+            product > kDimProductMax)
+            return "the dimensions multiply to more than 2^60";
+    }
+    return "";
+}
+
+}  // namespace
+
+std::string shape_problem(const FamilySpec& f, const VariantSpec* v, const Shape& s) {
+    if (std::string why = size_problem(f, s); !why.empty()) return why;
     if (f.valid) {
         if (std::string why = f.valid(s); !why.empty()) return why;
     }
+    // Byte formulas may rely on the family's validity (a dimension that divides another), so the
+    // buffer total is taken only for a shape the family accepts.
+    const auto total = case_bytes(f, s);
+    if (!total || *total > max_case_bytes())
+        return "its buffers take " + (total ? std::to_string(*total) : std::string("more than 2^64")) +
+               " bytes, more than the limit of " + std::to_string(max_case_bytes()) +
+               " (BITGATE_MAX_CASE_BYTES)";
     if (v && v->valid) return v->valid(s);
     return "";
 }

@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "bitgate_build_info.hpp"
 #include "errors.hpp"
 
 namespace bitgate {
@@ -19,6 +20,7 @@ Tally tally(const std::vector<Result>& rs) {
         (r.where == "device" ? t.device : t.host)++;
         if (!r.passed()) ++t.failed;
         else if (r.verdict == Verdict::skipped) ++t.skipped;
+        else if (r.verdict == Verdict::no_golden) ++t.no_golden;
         else ++t.ok;
     }
     return t;
@@ -40,7 +42,7 @@ void print_result(std::FILE* out, const Result& r) {
     else if (r.verdict != Verdict::ok) std::fprintf(out, "  %s", verdict_name(r.verdict));
     if (!r.note.empty() && (r.verdict != Verdict::ok)) std::fprintf(out, "  (%s)", r.note.c_str());
     std::fprintf(out, "\n");
-    if (r.verdict == Verdict::ok || r.verdict == Verdict::skipped) return;
+    if (r.verdict == Verdict::ok || r.verdict == Verdict::skipped || r.verdict == Verdict::no_golden) return;
     if (r.passed() && !r.mutant) return;
     if (!r.origin.empty()) std::fprintf(out, "         case from %s\n", r.origin.c_str());
     for (const Difference& d : r.diffs) {
@@ -59,10 +61,11 @@ std::vector<MutantTally> mutant_summary(const std::vector<Result>& rs) {
         if (!r.mutant) continue;
         const std::string name = r.family + "/" + r.variant;
         auto it = std::find_if(out.begin(), out.end(), [&](const MutantTally& m) { return m.name == name; });
-        if (it == out.end()) it = out.insert(out.end(), MutantTally{.name = name, .expect = r.expect});
-        if (r.verdict == Verdict::skipped) ++it->skipped;
+        if (it == out.end()) it = out.insert(out.end(), MutantTally{.name = name, .expect = r.expect, .racy = r.racy()});
+        if (r.verdict == Verdict::skipped || r.verdict == Verdict::no_golden) ++it->skipped;
         else if (r.verdict == Verdict::ok) ++it->missed;
         else if (r.expects(r.verdict)) ++it->caught;
+        else if (r.racy() && race_consequence(r.verdict)) ++it->consequence;
         else ++it->wrong;
     }
     return out;
@@ -73,16 +76,28 @@ bool print_mutant_summary(std::FILE* out, const std::vector<Result>& rs) {
     for (const MutantTally& m : mutant_summary(rs)) {
         const char* st = m.passed() ? "CAUGHT" : (m.caught + m.missed + m.wrong == 0) ? "SKIP" : "ESCAPED";
         if (!m.passed() && m.caught + m.missed + m.wrong > 0) all = false;
-        std::fprintf(out, "mutant %-8s %-36s expected %-16s caught in %zu cases, wrong class in %zu, missed in %zu, skipped %zu\n",
+        std::fprintf(out, "mutant %-8s %-36s expected %-16s caught in %zu cases, wrong class in %zu, missed in %zu, skipped %zu",
                      st, m.name.c_str(), m.expect.c_str(), m.caught, m.wrong, m.missed, m.skipped);
+        if (m.racy) std::fprintf(out, ", race consequence in %zu", m.consequence);
+        std::fprintf(out, "\n");
     }
     return all;
 }
 
-void print_summary(std::FILE* out, const char* verb, const std::vector<Result>& rs, double seconds) {
+void print_summary(std::FILE* out, const char* verb, const std::vector<Result>& rs, double seconds, const std::string& shard) {
     const Tally t = tally(rs);
-    std::fprintf(out, "bitgate %s: %zu cases (%zu host, %zu device): %zu ok, %zu failed, %zu skipped in %.1f s\n", verb,
-                 t.total, t.host, t.device, t.ok, t.failed, t.skipped, seconds);
+    std::fprintf(out, "bitgate %s%s: %zu cases (%zu host, %zu device): %zu ok, %zu failed, %zu skipped", verb,
+                 shard.empty() ? "" : (" shard " + shard).c_str(), t.total, t.host, t.device, t.ok, t.failed, t.skipped);
+    if (t.no_golden) std::fprintf(out, ", %zu without a golden line for their seed", t.no_golden);
+    std::fprintf(out, " in %.1f s\n", seconds);
+}
+
+void print_recap(std::FILE* out, const std::vector<Result>& rs) {
+    const Tally t = tally(rs);
+    if (!t.failed) return;
+    std::fprintf(out, "%zu failed:\n", t.failed);
+    for (const Result& r : rs)
+        if (!r.passed()) std::fprintf(out, "  FAILED %-6s %s  %s\n", r.where.c_str(), r.case_id.c_str(), verdict_name(r.verdict));
 }
 
 namespace {
@@ -93,6 +108,7 @@ nlohmann::json to_json(const Result& r) {
         diffs.push_back({{"tensor", d.tensor}, {"verdict", verdict_name(d.verdict)}, {"bytes", d.bytes},
                          {"elements", d.elements}, {"first", d.first}});
     nlohmann::json j = {{"case", r.case_id}, {"family", r.family}, {"variant", r.variant}, {"where", r.where},
+                        {"shape", r.shape}, {"seed", r.seed}, {"profile", r.profile},
                         {"catalog", r.catalog}, {"origin", r.origin}, {"verdict", verdict_name(r.verdict)},
                         {"passed", r.passed()}, {"ms", r.ms}, {"differences", diffs}};
     if (!r.note.empty()) j["note"] = r.note;
@@ -104,6 +120,13 @@ std::ofstream open_out(const std::string& path) {
     std::ofstream f(path);
     if (!f) throw BadInput(path + ": cannot write report");
     return f;
+}
+
+// A full disk or a closed pipe is an error, not a report silently cut short.
+void close_out(std::ofstream& f, const std::string& path) {
+    f.flush();
+    f.close();
+    if (f.fail()) throw BadInput(path + ": cannot write report (write failed)");
 }
 
 std::string xml(const std::string& s) {
@@ -122,17 +145,35 @@ std::string xml(const std::string& s) {
 
 }  // namespace
 
-void write_json(const std::string& path, const char* verb, const std::vector<Result>& rs, double seconds) {
-    const Tally t = tally(rs);
-    nlohmann::json j = {{"verb", verb},
-                        {"summary", {{"total", t.total}, {"ok", t.ok}, {"failed", t.failed}, {"skipped", t.skipped},
-                                     {"host", t.host}, {"device", t.device}, {"seconds", seconds}}},
-                        {"results", nlohmann::json::array()}};
-    for (const Result& r : rs) j["results"].push_back(to_json(r));
-    open_out(path) << j.dump(1) << "\n";
+void check_writable(const std::string& path, const char* what) {
+    // Opened for appending so that an existing report is not truncated before the run has made
+    // its replacement; the real write truncates.
+    std::ofstream f(path, std::ios::app);
+    if (!f) throw BadInput(std::string(what) + " " + path + ": cannot open for writing");
 }
 
-void write_junit(const std::string& path, const char* verb, const std::vector<Result>& rs, double seconds) {
+void write_json(const std::string& path, const RunInfo& info, const std::vector<Result>& rs) {
+    const Tally t = tally(rs);
+    nlohmann::json j = {{"format", kJsonFormat},
+                        {"bitgate", bitgate_version()},
+                        {"build_commit", build_commit()},
+                        {"verb", info.verb},
+                        {"argv", info.argv},
+                        {"device", info.device},
+                        {"shard", info.shard.empty() ? nlohmann::json(nullptr) : nlohmann::json(info.shard)},
+                        {"summary", {{"total", t.total}, {"ok", t.ok}, {"failed", t.failed}, {"skipped", t.skipped},
+                                     {"no_golden", t.no_golden}, {"host", t.host}, {"device", t.device},
+                                     {"seconds", info.seconds}}},
+                        {"results", nlohmann::json::array()}};
+    for (const Result& r : rs) j["results"].push_back(to_json(r));
+    std::ofstream f = open_out(path);
+    f << j.dump(1) << "\n";
+    close_out(f, path);
+}
+
+void write_junit(const std::string& path, const RunInfo& info, const std::vector<Result>& rs) {
+    const char* verb = info.verb.c_str();
+    const double seconds = info.seconds;
     std::map<std::string, std::vector<const Result*>> by_suite;
     for (const Result& r : rs) by_suite[r.family + "." + r.where].push_back(&r);
     const Tally t = tally(rs);
@@ -163,7 +204,11 @@ void write_junit(const std::string& path, const char* verb, const std::vector<Re
         f << " </testsuite>\n";
     }
     f << "</testsuites>\n";
+    close_out(f, path);
 }
+
+const char* bitgate_version() { return BITGATE_VERSION_STRING; }
+const char* build_commit() { return BITGATE_BUILD_COMMIT; }
 
 Progress::Progress() : on(isatty(2) && !std::getenv("CI")) {}
 

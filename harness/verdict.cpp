@@ -3,7 +3,7 @@
 namespace bitgate {
 
 namespace {
-constexpr const char* kNames[] = {"ok", "skipped", "stale_on_reuse", "value_mismatch", "claim_mismatch",
+constexpr const char* kNames[] = {"ok", "skipped", "no_golden", "stale_on_reuse", "value_mismatch", "claim_mismatch",
                                   "golden_missing", "golden_mismatch", "unwritten", "input_modified",
                                   "out_of_bounds", "launch_error"};
 }
@@ -32,11 +32,19 @@ bool Result::expects(Verdict v) const {
     return false;
 }
 
+bool Result::racy() const { return mutant && expect.find('|') != std::string::npos; }
+
+bool race_consequence(Verdict v) {
+    return v == Verdict::unwritten || v == Verdict::value_mismatch || v == Verdict::stale_on_reuse;
+}
+
 bool Result::passed() const {
     // A mutant's case fails only when it is caught with the wrong class; whether it was caught at
     // all is judged over all its cases (mutant_summary).
-    if (mutant) return verdict == Verdict::skipped || verdict == Verdict::ok || expects(verdict);
-    return verdict == Verdict::ok || verdict == Verdict::skipped;
+    if (mutant)
+        return verdict == Verdict::skipped || verdict == Verdict::ok || verdict == Verdict::no_golden || expects(verdict) ||
+               (racy() && race_consequence(verdict));
+    return verdict == Verdict::ok || verdict == Verdict::skipped || verdict == Verdict::no_golden;
 }
 
 }  // namespace bitgate

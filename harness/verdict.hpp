@@ -1,6 +1,7 @@
 // What a check concludes, per output and per case.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,8 @@ namespace bitgate {
 enum class Verdict {
     ok,
     skipped,          // not run here (no launcher, host-only build, ...); never a failure
+    no_golden,        // a seed beyond the catalog's own (--seeds) with no golden line: every other
+                      // check ran; never a failure unless --require-golden
     stale_on_reuse,   // run C (same addresses, new inputs) is wrong where run D (fresh addresses) is right
     value_mismatch,   // bytes differ from the host model
     claim_mismatch,   // variants that claim identity differ
@@ -35,6 +38,8 @@ struct Difference {
 struct Result {
     std::string family, variant, where, catalog, origin;  // where: host | device; origin: file:line
     std::string case_id;                                   // "family/variant dims seed= profile="
+    std::string shape, profile;                            // "k=896", "uniform" (empty: not a case)
+    uint64_t seed = 0;
     Verdict verdict = Verdict::ok;
     std::vector<Difference> diffs;
     std::string note;
@@ -46,6 +51,13 @@ struct Result {
     bool passed() const;
     // Whether `v` is one of the classes a mutant expects ("unwritten", or "unwritten|value_mismatch").
     bool expects(Verdict v) const;
+    // A mutant naming several classes is racy: which class it shows depends on timing.
+    bool racy() const;
 };
+
+// Classes a race can produce in any run, whichever run lost it: each is a comparison of values
+// (A with B, A with the model, C with the model while D is right). A racy mutant's case showing
+// one of them is a consequence of its race, never a wrong class (docs/contract.md "Precedence").
+bool race_consequence(Verdict v);
 
 }  // namespace bitgate

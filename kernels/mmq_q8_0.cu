@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "mmq_q8_0_kernel.cuh"
+#include "sm_count.cuh"
 
 namespace bitgate::cuda {
 
@@ -16,8 +17,7 @@ bool fills(int64_t n, int64_t N, int sms, int waves) {
 }
 
 MmqTiling choose(int64_t n, int64_t N) {
-    int dev = 0, sms = 132;
-    if (cudaGetDevice(&dev) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+    const int sms = sm_count();  // the shared count: an override reaches this choice
     if (fills<mmq_impl::Tile128x128>(n, N, sms, 1)) return MmqTiling::t128x128;
     if (fills<mmq_impl::Tile64x128>(n, N, sms, 1)) return MmqTiling::t64x128;
     return MmqTiling::t64x64;

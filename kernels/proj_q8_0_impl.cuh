@@ -18,6 +18,7 @@
 
 #include "bitgate/formats.hpp"
 #include "bitgate/proj_q8_0_order.hpp"
+#include "sm_count.cuh"
 #include "bitgate/q8_words.hpp"
 #include "proj_q8_0.cuh"
 
@@ -291,15 +292,8 @@ __global__ void __launch_bounds__(128) proj_v2_kernel(Mats m, const BlockQ8_0* _
     }
 }
 
-inline int device_sm_count() {
-    static const int count = [] {
-        int dev = 0, sms = 0;
-        cudaGetDevice(&dev);
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-        return sms > 0 ? sms : 1;
-    }();
-    return count;
-}
+// Through the shared SM count (kernels/sm_count.cuh), so an override reaches this dispatch.
+inline int device_sm_count() { return sm_count(); }
 
 // Resident CUDA blocks per SM for one kernel at one block size and shared-memory size (cached:
 // the launchers are called in timing loops). Keyed by the kernel's address: every instantiation

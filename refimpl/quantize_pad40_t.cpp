@@ -10,8 +10,10 @@
 namespace bitgate::ref {
 
 uint32_t pad40_quantize_chunk(const float* e, int8_t* q) {
-    float am = 0.0f;
-    for (int j = 0; j < kPad40Chunk; ++j) am = std::fmax(am, std::fabs(e[j]));
+    // fmax drops a NaN operand, as the kernel's fmaxf tree does; starting from the first value
+    // (not from 0) makes a chunk of 32 NaNs give NaN, as that tree gives. Finite values: the maximum.
+    float am = std::fabs(e[0]);
+    for (int j = 1; j < kPad40Chunk; ++j) am = std::fmax(am, std::fabs(e[j]));
     const float d = am / 127.0f;
     const float di = d != 0.0f ? 1.0f / d : 0.0f;
     int32_t ssum = 0;

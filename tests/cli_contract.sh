@@ -70,6 +70,95 @@ expect 2 'expected I/N' -- "$bg" check --host-only --shard 3/2
 expect 0 '0 failed' -- "$bg" check --host-only --family quantize_q8_0 --shard 1/3
 expect 2 '' -- "$bg" check --no-such-flag
 
+
+# Selections that name nothing are bad input; a selection of zero cases fails unless allowed.
+expect 2 "--variant v9: no such variant in the selected families \(known: v1\)" -- "$bg" check --host-only --family quantize_q8_0 --variant v9
+expect 2 '--catalog nosuch: no such catalog .*known: .*regressions' -- "$bg" check --host-only --catalog nosuch
+expect 2 '--catalog nosuch: no such catalog' -- "$bg" golden check --catalog nosuch
+expect 2 "--profile nosuch: unknown profile for quantize_q8_0" -- "$bg" run --family quantize_q8_0 --variant v1 --shape k=896 --profile nosuch --out "$tmp"
+expect 2 '--variant nosuch: no such variant' -- "$bg" prop --host-only --family quantize_q8_0 --variant nosuch --count 3
+expect 1 'the selection has no cases' -- "$bg" check --host-only --family quantize_q8_0 --filter nomatch
+expect 0 '0 cases' -- "$bg" check --host-only --family quantize_q8_0 --filter nomatch --allow-empty
+expect 2 'not a regular expression' -- "$bg" check --host-only --filter '('
+
+# Seeds: every advertised seed is usable; a seed with no golden line is its own, non-failing state.
+expect 0 '[1-9][0-9]* ok, 0 failed, 0 skipped, [1-9][0-9]* without a golden line' -- "$bg" check --host-only --family quantize_q8_0 --catalog boundaries --seeds 1-2
+expect 0 'without a golden line' -- "$bg" check --host-only --family quantize_q8_0 --catalog boundaries --seeds 0
+expect 1 'golden_missing' -- "$bg" check --host-only --family quantize_q8_0 --catalog boundaries --seeds 1-2 --require-golden
+expect 0 'without a golden line' -- timeout 20 "$bg" check --host-only --family quantize_q8_0 --catalog boundaries --seeds 18446744073709551615-18446744073709551615
+expect 2 'more than 10000 seeds' -- "$bg" check --host-only --seeds 1-10001
+expect 2 "seed '1x' is not an integer" -- "$bg" check --host-only --seeds 1x
+root
+expect 0 'lines added' -- env -u CI "$bg" golden regen --family quantize_q8_0 --seeds 2 --root "$tmp/root"
+expect 0 ' 0 failed' -- "$bg" check --host-only --family quantize_q8_0 --catalog boundaries --seeds 1-2 --require-golden --root "$tmp/root"
+expect 0 ' 0 failed' -- "$bg" golden check --family quantize_q8_0 --root "$tmp/root"
+expect 0 ' 0 failed' -- "$bg" golden check --family quantize_q8_0 --seeds 2 --require-golden --root "$tmp/root"
+expect 0 '0 lines added, 0 changed, 0 removed' -- env -u CI "$bg" golden regen --family quantize_q8_0 --root "$tmp/root"
+
+# a stale line is named in the same spelling as every case
+root
+echo "quantize_q8_0 v1 k=4064 seed=1 profile=zeros y=0123456789abcdef0123456789abcdef" >>"$tmp/root/golden/quantize_q8_0.golden"
+expect 1 'FAIL +host +quantize_q8_0/v1 k=4064 seed=1 profile=zeros  golden_mismatch  \(stale line' -- "$bg" golden check --family quantize_q8_0 --root "$tmp/root"
+# a line at a seed the catalog does not name is checked with its catalog case
+root
+echo "quantize_q8_0 v1 k=32 seed=99 profile=zeros y=0123456789abcdef0123456789abcdef" >>"$tmp/root/golden/quantize_q8_0.golden"
+expect 1 'FAIL +host +quantize_q8_0/v1 k=32 seed=99 profile=zeros  golden_mismatch' -- "$bg" golden check --family quantize_q8_0 --root "$tmp/root"
+expect 0 '0 lines added, 1 changed, 0 removed' -- env -u CI "$bg" golden regen --family quantize_q8_0 --root "$tmp/root"
+expect 0 ' 0 failed' -- "$bg" golden check --family quantize_q8_0 --root "$tmp/root"
+
+# Regeneration is deliberate: refused under any CI value, --dry-run writes nothing, no reports.
+root
+expect 2 'refuses to run under CI=1' -- env CI=1 "$bg" golden regen --family quantize_q8_0 --root "$tmp/root"
+expect 2 'refuses to run under CI=yes' -- env CI=yes "$bg" golden regen --family quantize_q8_0 --root "$tmp/root"
+expect 2 '--json and --junit do not apply' -- env -u CI "$bg" golden regen --family quantize_q8_0 --json "$tmp/g.json" --root "$tmp/root"
+sed -i '7d' "$tmp/root/golden/quantize_q8_0.golden"
+cp "$tmp/root/golden/quantize_q8_0.golden" "$tmp/before.golden"
+expect 0 'dry-run \(nothing written\): 1 lines added' -- env -u CI "$bg" golden regen --family quantize_q8_0 --dry-run --root "$tmp/root"
+cmp -s "$tmp/before.golden" "$tmp/root/golden/quantize_q8_0.golden" && passes=$((passes + 1)) || { echo "FAIL: --dry-run wrote"; fails=$((fails + 1)); }
+# after a failure: every failure recapped at the end, in the one case-id spelling
+out=$("$bg" golden check --family quantize_q8_0 --root "$tmp/root" 2>&1)
+[[ $(tail -2 <<<"$out" | head -1) == "1 failed:" ]] && grep -qE '^  FAILED host   quantize_q8_0/v1 k=896 seed=1 profile=normal  golden_missing$' <<<"$out" \
+    && passes=$((passes + 1)) || { echo "FAIL: no recap at the end: $(tail -3 <<<"$out")"; fails=$((fails + 1)); }
+out=$("$bg" golden check --family quantize_q8_0 --root "$tmp/root" --quiet 2>&1)
+grep -q '^OK' <<<"$out" && { echo "FAIL: --quiet printed passing cases"; fails=$((fails + 1)); } || passes=$((passes + 1))
+out=$("$bg" check --host-only --family quantize_q8_0 --root "$tmp/root" --failures-only 2>&1)
+[[ $(grep -c '^OK' <<<"$out") -eq 0 && $(grep -c '^FAIL ' <<<"$out") -eq 1 ]] && passes=$((passes + 1)) \
+    || { echo "FAIL: --failures-only: $(head -3 <<<"$out")"; fails=$((fails + 1)); }
+
+# Reports: paths checked before the run, write errors are errors, the JSON says what ran.
+expect 2 '--json /nonexistent/r.json: cannot open for writing' -- "$bg" check --host-only --family quantize_q8_0 --json /nonexistent/r.json
+expect 2 '/dev/full: cannot write report' -- "$bg" check --host-only --family quantize_q8_0 --catalog boundaries --json /dev/full
+expect 2 '/dev/full: cannot write report' -- "$bg" golden check --family quantize_q8_0 --junit /dev/full
+"$bg" check --host-only --family quantize_q8_0 --catalog boundaries --json "$tmp/v.json" >/dev/null
+python3 - "$tmp/v.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: JSON report fields"; fails=$((fails + 1)); }
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["format"] == 2 and j["bitgate"] and j["build_commit"] and j["device"] == "none", j
+assert j["argv"][1:3] == ["check", "--host-only"], j["argv"]
+r = j["results"][0]
+assert r["shape"].startswith("k=") and r["seed"] == 1 and r["profile"] and r["case"].startswith("quantize_q8_0/v1 "), r
+PY
+expect 0 "^bitgate [0-9.]+ \(commit [0-9a-f]{12}|unknown\)" -- "$bg" --version
+
+# Sharding: golden check shards, the summary names the shard, bad shard specs are bad input.
+expect 0 'bitgate golden check shard 1/2: [1-9][0-9]* cases' -- "$bg" golden check --family quantize_q8_0 --shard 1/2
+expect 0 'bitgate check shard 0/3: ' -- env GTEST_SHARD_INDEX=0 GTEST_TOTAL_SHARDS=3 GTEST_SHARD_STATUS_FILE="$tmp/shard.status" "$bg" check --host-only --family quantize_q8_0
+[[ -e "$tmp/shard.status" ]] && passes=$((passes + 1)) || { echo "FAIL: GTEST_SHARD_STATUS_FILE not touched"; fails=$((fails + 1)); }
+expect 2 'expected I/N' -- "$bg" check --host-only --shard 1/2x
+expect 2 'expected I/N' -- "$bg" golden check --shard 0/1/2
+expect 2 'GTEST_SHARD_INDEX=abc' -- env GTEST_SHARD_INDEX=abc GTEST_TOTAL_SHARDS=2 "$bg" check --host-only
+expect 2 'go together' -- env GTEST_TOTAL_SHARDS=2 "$bg" check --host-only
+
+# ci/device: a failing, timed-out or planted step fails the gate (stand-in executables, no GPU).
+mkdir -p "$tmp/fakebin"
+printf '#!/usr/bin/env bash\n[[ "$1 $2" == "list families" ]] && { echo "toy: a stand-in"; exit 0; }\nsleep "${FAKE_SLEEP:-0}"\nexit "${FAKE_RC:-0}"\n' >"$tmp/fakebin/bitgate"
+chmod +x "$tmp/fakebin/bitgate"
+expect 0 'ci/device: every step passed' -- env STEPS=lint "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
+expect 1 'ci/device: FAILED: lint \(exit 1, expected 0\)' -- env STEPS=lint FAKE_RC=1 "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
+expect 1 'ci/device: FAILED: planted \(exit 1' -- env STEPS=lint PLANT_FAIL=1 "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
+expect 1 'ci/device: FAILED: lint \(timed out' -- env STEPS=lint FAKE_SLEEP=5 STEP_TIMEOUT=1 "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
+expect 1 'ci/device: FAILED: lint \(timed out' -- env STEPS=lint FAKE_SLEEP=5 BUDGET=1 "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
+
 # spkl: md5 as md5sum prints it, exit 1 on a requested condition, exit 2 with one line on bad files
 "$bg" spkl synth "$tmp/a.spkl" --vocab 1000 --rows 7 --targets >/dev/null
 "$bg" spkl synth "$tmp/b.spkl" --vocab 1000 --rows 7 --targets --noise 0.1 >/dev/null
@@ -102,6 +191,13 @@ printf '.visible .entry bad(.param .u64 p)\n{\n\tex2.approx.ftz.f32 %%f2, %%f1;\
 expect 0 'lint: 1 kernels in 1 files, 0 findings' -- "$bg" lint --ptx "$tmp/ptx"
 expect 1 'FAIL lint bad .*bad.ptx:3: ex2.approx.ftz.f32 %f2, %f1  \(approximation, flush-to-zero\)' -- "$bg" lint --ptx "$tmp/ptx" "$tmp/bad.ptx"
 expect 2 'no PTX here \(built without CUDA\?\)' -- "$bg" lint --ptx "$tmp/none"
+
+# Index inputs out of range are bad input, rejected before any table is read: an embed id past the
+# last row (id 4 of a 4-row table) and a rope position past the proven table (32768).
+printf '\x00\x00\x00\x00\x04\x00\x00\x00' >"$tmp/ids.bin"
+expect 2 'ids: token 1: id 4 is outside \[0, 4\)' -- "$bg" run --family embed --variant q8_0 --shape "n=2 d=32 vocab=4 type=2" --input "ids=$tmp/ids.bin" --out "$tmp"
+printf '\x00\x80\x00\x00' >"$tmp/pos.bin"
+expect 2 'pos: token 0: position 32768 is outside \[0, 32767\]' -- "$bg" run --family rope --variant v1 --shape "n=1 heads=1 head_dim=4 base=10000" --input "pos=$tmp/pos.bin" --out "$tmp"
 
 echo "$passes passed, $fails failed"
 [[ $fails -eq 0 ]]

@@ -318,4 +318,71 @@ TEST_F(NpyFiles, NumpyReadsOursAndWeReadNumpys) {
     for (int i = 0; i < 24; ++i) EXPECT_EQ(t.bytes[2 * i] | (t.bytes[2 * i + 1] << 8), i * 1000) << i;
 }
 
+// ---- one reader for everything: the dtypes both old readers knew, and what neither should take ---
+
+TEST_F(NpyFiles, EightByteIntegersRoundTrip) {
+    const std::vector<uint8_t> b = le({1, 0, 0xffffffffu, 0xffffffffu}, 4);  // int64 1, -1
+    npy::write(path("i8.npy"), b, {2}, "<i8");
+    const auto t = npy::read(path("i8.npy"));
+    EXPECT_EQ(t.dtype, "<i8");
+    EXPECT_EQ(t.bytes, b);
+    EXPECT_EQ(npy::read_ids(path("i8.npy"), 2, true), (std::vector<uint32_t>{1, npy::kNoId}));
+    try {
+        (void)npy::read_ids(path("i8.npy"), 2, false);
+        ADD_FAILURE() << "-1 accepted as a token id";
+    } catch (const BadInput& e) {
+        EXPECT_NE(std::string(e.what()).find("id at index 1 is out of range (-1)"), std::string::npos) << e.what();
+    }
+}
+
+TEST_F(NpyFiles, DuplicateShapeIsRejectedNotLastWins) {
+    expect_bad(npy_with("d.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'shape': (1,), }", std::string(4, '\0')),
+               "key 'shape' given twice");
+}
+
+TEST_F(NpyFiles, NotARegularFile) {
+    expect_bad("/dev/zero", "not a regular file");
+    try {
+        (void)npy::read_raw("/dev/zero", 16);
+        ADD_FAILURE() << "/dev/zero read as a raw tensor";
+    } catch (const BadInput& e) {
+        EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+    }
+}
+
+TEST_F(NpyFiles, HugeHeaderLengthIsRefusedBeforeReading) {
+    std::string f = std::string("\x93NUMPY\x02\x00", 8) + std::string("\x00\x00\x10\x00", 4);  // 1 MiB + ...
+    f[10] = 0x20;  // 0x00200000 = 2 MiB announced
+    f += std::string(size_t{2} << 20, ' ');
+    put(path("h.npy"), f);
+    expect_bad(path("h.npy"), "larger than the 1 MiB accepted");
+}
+
+TEST_F(NpyFiles, InMemoryParseAgreesWithTheFileReader) {
+    const auto whole = file_bytes(kFixtures / "f4_2x3.npy");
+    const auto h = npy::parse(whole, "mem.npy");
+    EXPECT_EQ(h.dtype, "<f4");
+    EXPECT_EQ(h.shape, (std::vector<int64_t>{2, 3}));
+    EXPECT_EQ(h.data_bytes, 24u);
+    EXPECT_EQ(h.data_offset + 24, whole.size());
+    EXPECT_THROW(npy::parse(std::span<const uint8_t>(whole.data(), whole.size() - 1), "mem.npy"), BadInput);
+}
+
+// A failed write keeps what the target was; a finished one replaces it.
+TEST_F(NpyFiles, WriterReplacesOnlyWhenComplete) {
+    put(path("o.npy"), "old");
+    {
+        npy::Writer w(path("o.npy"), {4}, "<f4");
+        const float x[2] = {1, 2};
+        w.write(x, sizeof x);
+    }  // abandoned
+    EXPECT_EQ(file_bytes(path("o.npy")), (std::vector<uint8_t>{'o', 'l', 'd'}));
+    const std::vector<uint8_t> b(16, 0);
+    npy::write(path("o.npy"), b, {4}, "<f4");
+    EXPECT_EQ(npy::read(path("o.npy")).bytes, b);
+    size_t entries = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(path(""))) ++entries;
+    EXPECT_EQ(entries, 1u);
+}
+
 }  // namespace

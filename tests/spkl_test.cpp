@@ -14,6 +14,9 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <csignal>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 #include <xxhash.h>
@@ -25,7 +28,7 @@
 #include "spkl.hpp"
 #include "spkl_diff.hpp"
 #include "spkl_math.hpp"
-#include "spkl_npy.hpp"
+#include "npy.hpp"
 
 namespace {
 
@@ -557,13 +560,12 @@ TEST_F(SpklTest, NpyRoundTripThroughTheCli) {
         EXPECT_TRUE(r.finish().ok());
     }
     EXPECT_EQ(run_cli({"spkl", "to-npy", path("l.spkl"), path("back.npy"), "--targets", path("tb.npy")}), 0);
-    NpyReader back(path("back.npy"));
-    EXPECT_EQ(back.array().descr, "<f4");
-    EXPECT_EQ(back.array().shape, (std::vector<uint64_t>{3, 10}));
-    std::vector<float> got(30);
-    back.read(got.data(), 120);
-    EXPECT_EQ(std::memcmp(got.data(), flat.data(), 120), 0);
-    EXPECT_EQ(read_npy_ids(path("tb.npy"), 3, true), (std::vector<uint32_t>{4, kNoTarget, 9}));
+    const npy::Tensor back = npy::read(path("back.npy"));
+    EXPECT_EQ(back.dtype, "<f4");
+    EXPECT_EQ(back.shape, (std::vector<int64_t>{3, 10}));
+    ASSERT_EQ(back.bytes.size(), 120u);
+    EXPECT_EQ(std::memcmp(back.bytes.data(), flat.data(), 120), 0);
+    EXPECT_EQ(npy::read_ids(path("tb.npy"), 3, true), (std::vector<uint32_t>{4, kNoTarget, 9}));
 
     // f16 logits stay f16.
     std::vector<uint16_t> h(30);
@@ -573,7 +575,8 @@ TEST_F(SpklTest, NpyRoundTripThroughTheCli) {
     EXPECT_EQ(Reader(path("h.spkl")).header().dtype, Dtype::f16);
 
     // Bad arrays.
-    write_npy_by_hand(path("f8.npy"), "<f8", "(3, 10)", flat.data(), 240);
+    const std::vector<double> flat8(flat.begin(), flat.end());
+    write_npy_by_hand(path("f8.npy"), "<f8", "(3, 10)", flat8.data(), flat8.size() * 8);
     std::string m = bad_input_message([&] { run_cli({"spkl", "from-npy", path("f8.npy"), path("x.spkl")}); });
     EXPECT_TRUE(one_line_starting_with(m, path("f8.npy") + ": ")) << m;
     write_npy_by_hand(path("1d.npy"), "<f4", "(30,)", flat.data(), 120);
@@ -612,6 +615,323 @@ TEST_F(SpklTest, CliExitCodes) {
     const std::string m = bad_input_message([&] { run_cli({"spkl", "info", path("bad.spkl")}); });
     ::testing::internal::GetCapturedStdout();
     EXPECT_TRUE(one_line_starting_with(m, path("bad.spkl") + ": digest mismatch")) << m;
+}
+
+// ---- defects found by fuzzing, each pinned ------------------------------------------------------
+
+size_t open_fds() {
+    size_t n = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/self/fd")) ++n;
+    return n;
+}
+
+// A writer that fails (or is abandoned) leaves the old target exactly as it was.
+TEST_F(SpklTest, FailedWriteKeepsTheOldTarget) {
+    const std::vector<uint8_t> old = {'k', 'e', 'e', 'p'};
+    spit(path("o.spkl"), old);
+    {
+        Header h;
+        h.vocab = 4;
+        h.rows = 2;
+        Writer w(path("o.spkl"), h);
+        const float row[4] = {1, 2, 3, 4};
+        w.write_row(row);
+        // destroyed before finish(): the run failed
+    }
+    EXPECT_EQ(slurp(path("o.spkl")), old);
+    size_t entries = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir_)) ++entries;
+    EXPECT_EQ(entries, 1u) << "a temporary file was left behind";
+}
+
+// A full device: one-line BadInput (exit 2) and the link to it is still there.
+TEST_F(SpklTest, WriteToAFullDeviceIsBadInputAndRemovesNothing) {
+    if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
+    fs::create_symlink("/dev/full", path("o.spkl"));
+    ::testing::internal::CaptureStdout();
+    std::string m = bad_input_message([&] { run_cli({"spkl", "synth", path("o.spkl"), "--vocab", "1000", "--rows", "100"}); });
+    EXPECT_TRUE(one_line_starting_with(m, path("o.spkl") + ": write failed")) << m;
+    EXPECT_TRUE(fs::is_symlink(path("o.spkl")));
+    const std::string pa = write_spkl(path("a.spkl"), random_rows(5, 2, 8, 1.0f));
+    m = bad_input_message([&] { run_cli({"spkl", "info", pa, "--json", "/dev/full"}); });
+    EXPECT_TRUE(one_line_starting_with(m, "/dev/full: write failed")) << m;
+    m = bad_input_message([&] { run_cli({"spkl", "diff", pa, pa, "--json", "/dev/full"}); });
+    EXPECT_TRUE(one_line_starting_with(m, "/dev/full: write failed")) << m;
+    m = bad_input_message([&] { run_cli({"spkl", "to-npy", pa, "/dev/full"}); });
+    EXPECT_TRUE(one_line_starting_with(m, "/dev/full: write failed")) << m;
+    ::testing::internal::GetCapturedStdout();
+    EXPECT_TRUE(fs::exists("/dev/full"));
+}
+
+// An output that is the input (same inode, any spelling) is refused before anything is touched.
+TEST_F(SpklTest, OutputThatIsTheInputIsRefused) {
+    const std::string pa = write_spkl(path("v.spkl"), random_rows(6, 3, 10, 1.0f));
+    const auto before = slurp(pa);
+    std::string m = bad_input_message([&] { run_cli({"spkl", "to-npy", pa, path("./v.spkl")}); });
+    EXPECT_TRUE(one_line_starting_with(m, path("./v.spkl") + ": is the input")) << m;
+    EXPECT_EQ(slurp(pa), before);
+    const std::vector<float> flat(30, 1.0f);
+    write_npy_by_hand(path("x.npy"), "<f4", "(3, 10)", flat.data(), 120);
+    const auto npy_before = slurp(path("x.npy"));
+    m = bad_input_message([&] { run_cli({"spkl", "from-npy", path("x.npy"), path("x.npy")}); });
+    EXPECT_TRUE(one_line_starting_with(m, path("x.npy") + ": is the input")) << m;
+    EXPECT_EQ(slurp(path("x.npy")), npy_before);
+}
+
+// When the system refuses threads, diff goes on with those it got (it used to wait forever on a
+// barrier sized for all of them). The child has a small address space, so thread stacks run out;
+// an alarm turns a hang into a failure.
+TEST_F(SpklTest, DiffSurvivesThreadCreationFailure) {
+    const std::string pa = write_spkl(path("a.spkl"), random_rows(7, 40, 64, 1.0f));
+    const std::string pb = write_spkl(path("b.spkl"), random_rows(8, 40, 64, 1.0f));
+    const double expect = diff(pa, pb, DiffOptions{.threads = 1}).kld_mean;
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        ::alarm(60);
+        struct rlimit rl {};
+        ::getrlimit(RLIMIT_AS, &rl);
+        // Current mappings plus room for a few 8 MiB stacks, not for 200.
+        size_t vm = 0;
+        std::ifstream st("/proc/self/statm");
+        st >> vm;
+        rl.rlim_cur = vm * static_cast<size_t>(::sysconf(_SC_PAGESIZE)) + (size_t{96} << 20);
+        ::setrlimit(RLIMIT_AS, &rl);
+        try {
+            const DiffResult r = diff(pa, pb, DiffOptions{.threads = 200});
+            ::_exit(r.threads < 200 && r.kld_mean == expect ? 0 : 3);
+        } catch (...) {
+            ::_exit(4);
+        }
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status)) << "the diff hung or crashed (signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0) << ")";
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "3: wrong result or all 200 threads made; 4: threw";
+}
+
+TEST_F(SpklTest, ThreadCountIsBounded) {
+    const std::string pa = write_spkl(path("a.spkl"), random_rows(9, 4, 16, 1.0f));
+    EXPECT_LE(diff(pa, pa, DiffOptions{.threads = 3000}).threads, kMaxThreads);
+    EXPECT_THROW(run_cli({"spkl", "diff", pa, pa, "--threads", "100000"}), CLI::ParseError);
+}
+
+// Model identifiers are UTF-8 on the way in and on the way out: JSON can always hold them.
+TEST_F(SpklTest, ModelIdMustBeUtf8) {
+    Header h;
+    h.vocab = 3;
+    h.rows = 1;
+    for (const char* m : {"\xff\xfe", "a\xc0\xafz", "\xed\xa0\x80", "\xe2\x82", "\xc2\x85"}) {
+        h.model = m;
+        const std::string msg = bad_input_message([&] { Writer w(path("u.spkl"), h); });
+        EXPECT_TRUE(one_line_starting_with(msg, path("u.spkl") + ": model identifier")) << msg;
+    }
+    // The same bytes in a file made some other way: the reader says so (exit 2), never JSON's throw.
+    const std::string p = write_spkl(path("ok.spkl"), {{1.0f, 2.0f, 3.0f}}, Dtype::f32, "ab");
+    auto b = slurp(p);
+    b[kFixedHeaderBytes] = 0xff;
+    b[kFixedHeaderBytes + 1] = 0xfe;
+    spit(path("bad.spkl"), b);
+    const std::string msg = bad_input_message([&] { Reader r(path("bad.spkl")); });
+    EXPECT_TRUE(one_line_starting_with(msg, path("bad.spkl") + ": model identifier is not valid UTF-8")) << msg;
+    h.model = "Qwen2 \xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80";  // é € and an emoji are fine
+    EXPECT_NO_THROW(write_spkl(path("fine.spkl"), {{1.0f, 2.0f, 3.0f}}, Dtype::f32, h.model));
+}
+
+// .npy headers that numpy would read one way and a loose parser another are bad input.
+TEST_F(SpklTest, FromNpyRejectsAmbiguousAndMalformedHeaders) {
+    const std::vector<float> flat(6, 0.5f);
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'shape': (3, 2), }", "given twice"},
+        {"{'descr': '<f4', 'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }", "given twice"},
+        {"{'descr': '<f4', 'fortran_order': banana, 'shape': (2, 3), }", "True or False"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), } garbage", "after the closing brace"},
+        {"{'descr': '<f4', garbage 'fortran_order': False, 'shape': (2, 3), }", "expected"},
+    };
+    int i = 0;
+    for (const auto& [dict, what] : cases) {
+        std::string d = dict;
+        while ((10 + d.size() + 1) % 64) d += ' ';
+        d += '\n';
+        std::vector<uint8_t> b = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, uint8_t(d.size() & 0xff), uint8_t(d.size() >> 8)};
+        b.insert(b.end(), d.begin(), d.end());
+        const auto* f = reinterpret_cast<const uint8_t*>(flat.data());
+        b.insert(b.end(), f, f + 24);
+        const std::string p = path(std::to_string(i++) + ".npy");
+        spit(p, b);
+        const std::string m = bad_input_message([&] { run_cli({"spkl", "from-npy", p, path("x.spkl")}); });
+        EXPECT_TRUE(one_line_starting_with(m, p + ": ")) << m;
+        EXPECT_NE(m.find(what), std::string::npos) << dict << " -> " << m;
+    }
+    for (const uint8_t minor : {1, 9}) {
+        write_npy_by_hand(path("v.npy"), "<f4", "(2, 3)", flat.data(), 24);
+        auto b = slurp(path("v.npy"));
+        b[7] = minor;
+        spit(path("v.npy"), b);
+        const std::string m = bad_input_message([&] { run_cli({"spkl", "from-npy", path("v.npy"), path("x.spkl")}); });
+        EXPECT_NE(m.find("version 1." + std::to_string(minor) + " is not supported"), std::string::npos) << m;
+    }
+    EXPECT_FALSE(fs::exists(path("x.spkl")));
+}
+
+// Rejected files leave nothing open (the reader's constructor used to leak its descriptor and
+// hash state on every error after open).
+TEST_F(SpklTest, RejectedFilesLeakNoDescriptor) {
+    const std::string p = write_spkl(path("a.spkl"), random_rows(10, 2, 8, 1.0f));
+    auto b = slurp(p);
+    b[0] = 'X';
+    spit(path("magic.spkl"), b);
+    spit(path("short.spkl"), std::vector<uint8_t>(b.begin(), b.begin() + 100));
+    fs::create_directories(path("dir.spkl"));
+    const size_t before = open_fds();
+    for (int i = 0; i < 50; ++i)
+        for (const char* f : {"magic.spkl", "short.spkl", "dir.spkl"}) EXPECT_THROW(Reader r(path(f)), BadInput);
+    EXPECT_EQ(open_fds(), before);
+}
+
+// A bad id in --targets T.npy is T.npy's fault, and the message names it.
+TEST_F(SpklTest, BadTargetIdNamesTheTargetsFile) {
+    const std::vector<float> flat(6, 0.5f);
+    write_npy_by_hand(path("l.npy"), "<f4", "(2, 3)", flat.data(), 24);
+    const int64_t tg[2] = {1, 7};
+    write_npy_by_hand(path("t.npy"), "<i8", "(2,)", tg, sizeof tg);
+    const std::string m = bad_input_message([&] {
+        run_cli({"spkl", "from-npy", path("l.npy"), path("o.spkl"), "--targets", path("t.npy")});
+    });
+    EXPECT_TRUE(one_line_starting_with(m, path("t.npy") + ": target id 7 at row 1")) << m;
+    EXPECT_FALSE(fs::exists(path("o.spkl")));
+}
+
+TEST_F(SpklTest, SynthRefusesNegativeAndAbsurdSizes) {
+    std::string m = bad_input_message([&] { run_cli({"spkl", "synth", path("s.spkl"), "--vocab", "3", "--rows", "-1"}); });
+    EXPECT_NE(m.find("must be positive"), std::string::npos) << m;
+    m = bad_input_message([&] { run_cli({"spkl", "synth", path("s.spkl"), "--vocab", "-5", "--rows", "1"}); });
+    EXPECT_NE(m.find("must be positive"), std::string::npos) << m;
+    m = bad_input_message([&] { run_cli({"spkl", "synth", path("s.spkl"), "--vocab", "150000", "--rows", "10000000000"}); });
+    EXPECT_NE(m.find("more than the 1 TiB"), std::string::npos) << m;
+    m = bad_input_message([&] { run_cli({"spkl", "synth", path("s.spkl"), "--vocab", "4294967296", "--rows", "1"}); });
+    EXPECT_NE(m.find("does not fit"), std::string::npos) << m;
+    EXPECT_FALSE(fs::exists(path("s.spkl")));
+}
+
+// NaN (or a negative, or infinity) as a threshold would never fire: refused as bad input.
+TEST_F(SpklTest, ThresholdsMustBeFiniteAndNonNegative) {
+    const std::string pa = write_spkl(path("a.spkl"), random_rows(11, 2, 8, 1.0f));
+    for (const char* t : {"nan", "NaN", "-1", "inf", "1e999", "abc", "1e-3x"})
+        EXPECT_THROW(run_cli({"spkl", "diff", pa, pa, "--max-mean-kld", t}), CLI::ParseError) << t;
+}
+
+// The failure line prints numbers that can be told apart, not "0.000000 exceeds 0.000000".
+TEST_F(SpklTest, MaxMeanKldFailurePrintsMeaningfulNumbers) {
+    const std::string pa = write_spkl(path("a.spkl"), {{0.0f, 0.0f}});
+    const std::string pb = write_spkl(path("b.spkl"), {{0.0f, 0.001f}});
+    ::testing::internal::CaptureStdout();
+    EXPECT_EQ(run_cli({"spkl", "kld", pa, pb, "--max-mean-kld", "1e-9"}), 1);
+    const std::string out = ::testing::internal::GetCapturedStdout();
+    // KL of (1/2, 1/2) against softmax(0, 0.001) is about 1.25e-7.
+    EXPECT_NE(out.find("exceeds --max-mean-kld 1.0000000000000001e-09"), std::string::npos) << out;
+    EXPECT_NE(out.find("FAIL: mean KLD 1.2"), std::string::npos) << out;
+    EXPECT_EQ(out.find("0.000000 exceeds"), std::string::npos) << out;
+}
+
+// Logits stream in chunks that ignore row boundaries: the bytes and the digest come out right.
+TEST_F(SpklTest, LogitsStreamInChunksAcrossRows) {
+    const Rows rows = random_rows(12, 5, 37, 1.0f);
+    const std::string p = write_spkl(path("a.spkl"), rows, Dtype::f32, "t", {1, 2, 3, 4, 5}, {0, 1, 2, kNoTarget, 4});
+    Reader r(p);
+    std::vector<float> got(5 * 37);
+    size_t at = 0;
+    while (size_t n = r.read_logits(reinterpret_cast<uint8_t*>(got.data()) + at, 28)) at += n;  // 7 floats
+    EXPECT_EQ(at, 5u * 37 * 4);
+    EXPECT_TRUE(r.finish().ok());
+    for (size_t i = 0; i < 5; ++i) EXPECT_EQ(std::memcmp(got.data() + 37 * i, rows[i].data(), 37 * 4), 0) << i;
+    EXPECT_EQ(check_file(p, true).md5.size(), 32u);
+    EXPECT_TRUE(check_file(p, false).digest_ok);
+}
+
+// A row too large for diff's whole-row buffers is refused up front (exit 2), not a bad_alloc.
+TEST_F(SpklTest, DiffRefusesRowsBeyondItsBound) {
+    Header h;
+    h.vocab = 1u << 25;  // 128 MiB of f32 per row
+    h.rows = 1;
+    std::vector<uint8_t> b(64, 0);
+    std::memcpy(b.data(), kMagic.data(), 8);
+    b[8] = 1;
+    std::memcpy(b.data() + 20, &h.vocab, 4);
+    b[24] = 1;
+    spit(path("big.spkl"), b);
+    fs::resize_file(path("big.spkl"), h.file_size());  // sparse
+    const std::string m = bad_input_message([&] { diff(path("big.spkl"), path("big.spkl"), DiffOptions{}); });
+    EXPECT_TRUE(one_line_starting_with(m, path("big.spkl") + ": rows of 134217728 bytes")) << m;
+}
+
+// The llama-perplexity statistics, against closed forms worked out by hand for 2 rows x 3 vocab:
+// A = (0,0,0) target 0, (0,1,0) target 1; B = (1,0,0), (0,0,0). With E = e:
+// log p_A = (-ln 3, 1 - ln(2+E)), log p_B = (1 - ln(2+E), -ln 3): the same two values swapped, so
+// PPL(A) = PPL(B), ratio 1, difference 0, correlation -1; top-1 agrees on row 0 only.
+TEST_F(SpklTest, LlamaPerplexityStatisticsOnAHandWorkedCase) {
+    const std::string pa = write_spkl(path("a.spkl"), {{0, 0, 0}, {0, 1, 0}}, Dtype::f32, "a", {}, {0, 1});
+    const std::string pb = write_spkl(path("b.spkl"), {{1, 0, 0}, {0, 0, 0}}, Dtype::f32, "b", {}, {0, 1});
+    const DiffResult r = diff(pa, pb, DiffOptions{});
+    const double E = std::exp(1.0), u = -std::log(3.0), v = 1 - std::log(2 + E);
+    const double tol = 1e-12;
+    // Same top p: 1 of 2, uncertainty sqrt(p (1 - p) / (n - 1)) = 0.5.
+    EXPECT_EQ(r.top1, 0.5);
+    EXPECT_NEAR(r.top1_se, 0.5, tol);
+    const double ppl = std::exp(-(u + v) / 2);
+    EXPECT_NEAR(r.ppl_a, ppl, 1e-12 * ppl);
+    EXPECT_NEAR(r.ppl_b, ppl, 1e-12 * ppl);
+    EXPECT_NEAR(r.ppl_ratio, 1.0, tol);
+    EXPECT_NEAR(r.ppl_diff, 0.0, tol);
+    // se of each nll mean: |u - v| / 2; covariance of the means -(u - v)^2 / 4; so the
+    // difference's error is sqrt(2 P^2 (u-v)^2/4 + 2 P^2 (u-v)^2/4) = P |u - v|.
+    EXPECT_NEAR(r.ppl_diff_se, ppl * std::fabs(u - v), 1e-10);
+    EXPECT_NEAR(r.logp_corr, -1.0, 1e-12);
+    // KLD per row: row 0 ln(2+E) - ln 3 - 1/3; row 1 E/(2+E) - ln(2+E) + ln 3.
+    const double k0 = std::log(2 + E) - std::log(3.0) - 1.0 / 3, k1 = E / (2 + E) - std::log(2 + E) + std::log(3.0);
+    const double klo = std::min(k0, k1), khi = std::max(k0, k1);
+    EXPECT_NEAR(r.kld.p001, klo + 0.001 * (khi - klo), 1e-12);
+    EXPECT_NEAR(r.kld.p999, klo + 0.999 * (khi - klo), 1e-12);
+    // Δp = p_B - p_A: +d on row 0, -d on row 1, d = E/(E+2) - 1/3; percentiles interpolate linearly.
+    const double d = E / (E + 2) - 1.0 / 3;
+    EXPECT_NEAR(r.dp.max, d, tol);
+    EXPECT_NEAR(r.dp.min, -d, tol);
+    EXPECT_NEAR(r.dp.p50, 0.0, tol);
+    EXPECT_NEAR(r.dp.p75, 0.5 * d, tol);
+    EXPECT_NEAR(r.dp.p25, -0.5 * d, tol);
+    EXPECT_NEAR(r.dp.p001, -d + 0.002 * d, tol);
+    EXPECT_NEAR(r.dp.p999, -d + 1.998 * d, tol);
+    // In text and JSON.
+    ::testing::internal::CaptureStdout();
+    EXPECT_EQ(run_cli({"spkl", "diff", pa, pb, "--json", path("d.json")}), 0);
+    const std::string out = ::testing::internal::GetCapturedStdout();
+    for (const char* want : {"Same top p   : 50.000 ± 50.000 %", " 0.1%   KLD", "PPL(B)/PPL(A)     : 1", "PPL(B)-PPL(A)",
+                             "Cor(ln p_A, ln p_B): -100.000000 %", "75.0%  Δp", " 0.1%  Δp"})
+        EXPECT_NE(out.find(want), std::string::npos) << want << "\n" << out;
+    const auto j = nlohmann::json::parse(std::ifstream(path("d.json")));
+    EXPECT_NEAR(j["targets"]["logp_correlation"].get<double>(), -1.0, 1e-12);
+    EXPECT_NEAR(j["targets"]["dp_percentiles"]["p75"].get<double>(), 0.5 * d, tol);
+    EXPECT_NEAR(j["kld"]["p0.1"].get<double>(), klo + 0.001 * (khi - klo), 1e-12);
+    EXPECT_NEAR(j["top1"]["fraction_se"].get<double>(), 0.5, tol);
+}
+
+// More rows than diff keeps per-row state for: one line naming the file, not a bad_alloc.
+TEST_F(SpklTest, DiffRefusesMoreRowsThanItsBound) {
+    Header h;
+    h.dtype = Dtype::f16;
+    h.vocab = 1;
+    h.rows = kMaxDiffRows + 1;
+    std::vector<uint8_t> b(64, 0);
+    std::memcpy(b.data(), kMagic.data(), 8);
+    b[8] = 1;
+    b[12] = 1;
+    b[20] = 1;
+    std::memcpy(b.data() + 24, &h.rows, 8);
+    spit(path("many.spkl"), b);
+    fs::resize_file(path("many.spkl"), h.file_size());  // sparse
+    const std::string m = bad_input_message([&] { diff(path("many.spkl"), path("many.spkl"), DiffOptions{}); });
+    EXPECT_TRUE(one_line_starting_with(m, path("many.spkl") + ": 268435457 rows; diff keeps")) << m;
 }
 
 }  // namespace

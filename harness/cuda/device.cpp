@@ -23,11 +23,30 @@ void must(cudaError_t e, const char* what) {
 }
 }  // namespace
 
+namespace {
+
+std::string cuda_version(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+}  // namespace
+
+// Where no driver is installed at all, the runtime reports cudaErrorInsufficientDriver ("CUDA
+// driver version is insufficient for CUDA runtime version"), which reads as advice to upgrade a
+// driver the machine does not have: the message names the underlying reason instead.
 std::string gpu_missing() {
     int n = 0;
     const cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess) return std::string("no usable CUDA device (") + cudaGetErrorString(e) + ")";
-    if (n == 0) return "no CUDA device";
+    if (e == cudaErrorInsufficientDriver) {
+        int driver = 0, runtime = 0;
+        cudaDriverGetVersion(&driver);
+        cudaRuntimeGetVersion(&runtime);
+        if (driver == 0) return "no CUDA device (no NVIDIA driver is loaded on this machine)";
+        return "no CUDA device (the NVIDIA driver supports CUDA " + cuda_version(driver) + ", this build needs " +
+               cuda_version(runtime) + ")";
+    }
+    if (e == cudaErrorNoDevice) return "no CUDA device (the NVIDIA driver sees none)";
+    if (e != cudaSuccess)
+        return std::string("no CUDA device (") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e) + ")";
+    if (n == 0) return "no CUDA device (the NVIDIA driver sees none)";
     return "";
 }
 

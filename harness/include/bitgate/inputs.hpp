@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <span>
 #include <string>
 #include <string_view>
@@ -44,8 +45,15 @@ struct Stream {
 
 // The f32 profiles (DESIGN "Inputs and profiles"). `row` is the length of a row (the channel
 // count), so `outliers` can pick channels and `ties`/`zeros` can act on 32-value blocks.
+// `nonfinite` mixes NaN (several payloads, quiet and signalling, either sign) and +-inf into
+// finite data; no family runs it unless a catalog line or a property names it.
 inline constexpr std::string_view f32_profiles[] = {
-    "uniform", "normal", "outliers", "ties", "zeros", "tiny", "signed_zero"};
+    "uniform", "normal", "outliers", "ties", "zeros", "tiny", "signed_zero", "nonfinite"};
+
+// The NaNs `nonfinite` draws: the quiet NaN CUDA and x86 produce (0x7fffffff, 0x7fc00000), x86's
+// default NaN (negative), quiet and signalling NaNs with payloads.
+inline constexpr uint32_t nonfinite_nans[] = {0x7fc00000u, 0xffc00000u, 0x7fffffffu, 0x7fc00001u,
+                                              0x7f800001u, 0x7fbfffffu, 0xff812345u};
 
 inline bool is_f32_profile(std::string_view p) {
     for (auto q : f32_profiles)
@@ -90,6 +98,23 @@ inline float f32_value(const Stream& s, std::string_view profile, uint64_t i, ui
         const uint64_t b = s.bits(i, 1);
         if ((s.bits(block, 2) & 3) == 0 || (b & 3) == 0) return (b & 4) ? -0.0f : 0.0f;
         return s.uniform(i);
+    }
+    if (profile == "nonfinite") {
+        // Half the rows (never the first) stay finite. In the others each 32-value block is finite,
+        // holds one NaN (at the last position a quarter of the time), one +-inf, or one non-finite
+        // value in eight.
+        const uint64_t r = row ? i / row : 0;
+        const float v = s.uniform(i);
+        if (r != 0 && (s.bits(r, 4) & 1) == 0) return v;
+        const uint64_t kind = s.bits(block, 1) % 4, pos = i % 32;
+        const uint64_t at = (s.bits(block, 3) % 4 == 0) ? 31 : s.bits(block, 2) % 32;
+        const uint64_t pick = s.bits(i, 2);
+        const float nan = f32_from_bits(nonfinite_nans[pick % std::size(nonfinite_nans)]);
+        const float inf = f32_from_bits((pick & 8) ? 0xff800000u : 0x7f800000u);
+        if (kind == 1) return pos == at ? nan : v;
+        if (kind == 2) return pos == at ? inf : v;
+        if (kind == 3 && pick % 8 == 0) return (pick & 16) ? nan : inf;
+        return v;
     }
     return s.uniform(i);  // "uniform", and the default
 }
@@ -139,6 +164,9 @@ inline TensorSpec f32_input(std::string name, std::string rows, std::string cols
                       .bytes = [rows, cols](const Shape& s) { return size_t(rows.empty() ? 1 : s[rows]) * size_t(s[cols]) * 4; },
                       .generate = [cols](const Shape& s, const GenRequest& r, std::span<uint8_t> out) {
                           fill_f32(out, r, uint64_t(s[cols]));
+                      },
+                      .dims = [rows, cols](const Shape& s) {
+                          return rows.empty() ? std::vector<int64_t>{s[cols]} : std::vector<int64_t>{s[rows], s[cols]};
                       }};
 }
 

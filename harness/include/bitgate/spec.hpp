@@ -49,6 +49,11 @@ struct Shape {
 
 // How the property search draws one dimension: uniformly in [lo, hi] in steps of `multiple`,
 // or one of `edges` (dispatch boundaries, ragged tails) a quarter of the time.
+//
+// `max` is the largest value a catalog line or `--shape` may give (0: the engine's default,
+// kDimMax, the int32 range the kernels index in). The engine also rejects a shape whose
+// dimensions multiply past kDimProductMax or whose buffers together exceed the case-size limit
+// (harness/registry.hpp), before any family code computes a size: no family formula can overflow.
 struct Dim {
     std::string name;
     int64_t lo = 1;
@@ -56,7 +61,11 @@ struct Dim {
     int64_t multiple = 1;
     std::vector<int64_t> edges;
     std::string doc;  // one line for `bitgate list`
+    int64_t max = 0;
 };
+
+inline constexpr int64_t kDimMax = 2147483647;                // INT32_MAX
+inline constexpr uint64_t kDimProductMax = uint64_t(1) << 60;  // leaves a factor of 8 for per-element bytes in int64; positions (pos0, ctx) count as factors too
 
 // ---------------------------------------------------------------------------------------------
 // Tensors.
@@ -95,6 +104,9 @@ struct TensorSpec {
     // Byte offset -> named coordinates, e.g. "row 7 block 3 qs[12]". Empty: the engine prints
     // the element index.
     std::function<std::string(const Shape&, size_t offset)> decode;
+    // Elements per axis, C order (e.g. {n, k}), for the .npy files `run` writes. Empty: the engine
+    // writes one axis (Q8_0 tensors: blocks x 34 bytes); ignored when it disagrees with `bytes`.
+    std::function<std::vector<int64_t>(const Shape&)> dims;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -122,6 +134,10 @@ struct HostIo {
         return reinterpret_cast<T*>(work[tensor_slot(family, Role::workspace, name)].data());
     }
     std::span<uint8_t> output_bytes(std::string_view name) const { return out[tensor_slot(family, Role::output, name)]; }
+    // A position (the old spelling, `input<float>(0)`) would convert to a null name: refused here.
+    template <class T> const T* input(std::nullptr_t) const = delete;
+    template <class T> T* output(std::nullptr_t) const = delete;
+    template <class T> T* workspace(std::nullptr_t) const = delete;
 };
 
 struct DeviceIo {
@@ -140,6 +156,9 @@ struct DeviceIo {
     template <class T> T* workspace(std::string_view name) const {
         return static_cast<T*>(work[tensor_slot(family, Role::workspace, name)]);
     }
+    template <class T> const T* input(std::nullptr_t) const = delete;
+    template <class T> T* output(std::nullptr_t) const = delete;
+    template <class T> T* workspace(std::nullptr_t) const = delete;
 };
 
 using HostModel = std::function<void(const Shape&, const HostIo&)>;

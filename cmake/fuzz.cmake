@@ -1,0 +1,31 @@
+# Fuzz targets (fuzz/<reader>_fuzz.cpp, one per reader, libFuzzer's entry point), built when
+# BITGATE_FUZZ is on (ci/sanitize turns it on, with AddressSanitizer and UBSan). With clang they
+# link libFuzzer; with another compiler, fuzz/driver.cpp replays the seed corpus and deterministic
+# mutations of it, so the targets still run under the sanitizers.
+option(BITGATE_FUZZ "Build the fuzz targets in fuzz/" OFF)
+if(NOT BITGATE_FUZZ)
+  return()
+endif()
+
+file(GLOB BITGATE_FUZZ_SRC CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/fuzz/*_fuzz.cpp)
+set(BITGATE_LIBFUZZER OFF)
+if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  set(BITGATE_LIBFUZZER ON)
+endif()
+message(STATUS "bitgate: fuzz targets with libFuzzer ${BITGATE_LIBFUZZER}")
+set(BITGATE_FUZZ_TARGETS)
+foreach(src ${BITGATE_FUZZ_SRC})
+  get_filename_component(name ${src} NAME_WE)
+  add_executable(${name} ${src})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/fuzz)
+  target_link_libraries(${name} PRIVATE bitgate_engine bitgate_refimpl bitgate_specs bitgate_kernels)
+  if(BITGATE_LIBFUZZER)
+    target_compile_options(${name} PRIVATE -fsanitize=fuzzer)
+    target_link_options(${name} PRIVATE -fsanitize=fuzzer)
+  else()
+    target_sources(${name} PRIVATE ${PROJECT_SOURCE_DIR}/fuzz/driver.cpp)
+  endif()
+  bitgate_host_flags(${name})
+  list(APPEND BITGATE_FUZZ_TARGETS ${name})
+endforeach()
+add_custom_target(bitgate_fuzz DEPENDS ${BITGATE_FUZZ_TARGETS})

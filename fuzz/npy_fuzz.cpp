@@ -1,0 +1,39 @@
+// Fuzz target: any bytes as a .npy file, through the in-memory parser and the file reader. Both
+// must accept the file or throw BadInput, and agree on which; anything else is a finding.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <span>
+#include <string>
+#include <unistd.h>
+
+#include "errors.hpp"
+#include "npy.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    bool parsed = false, read = false;
+    try {
+        (void)bitgate::npy::parse(std::span<const uint8_t>(data, size), "fuzz.npy");
+        parsed = true;
+    } catch (const bitgate::BadInput&) {
+    }
+    char name[] = "/tmp/npy_fuzz_XXXXXX";
+    const int fd = ::mkstemp(name);
+    if (fd < 0) std::abort();
+    for (size_t done = 0; done < size;) {
+        const ssize_t w = ::write(fd, data + done, size - done);
+        if (w <= 0) std::abort();
+        done += static_cast<size_t>(w);
+    }
+    ::close(fd);
+    try {
+        const bitgate::npy::Tensor t = bitgate::npy::read(name);
+        read = true;
+        if (t.shape.size() == 1 && t.dtype != "<f4" && t.dtype != "<f2")
+            (void)bitgate::npy::read_ids(name, static_cast<uint64_t>(t.shape[0]), true);
+    } catch (const bitgate::BadInput&) {
+    }
+    ::unlink(name);
+    if (parsed != read) std::abort();  // the two ways in disagree
+    return 0;
+}

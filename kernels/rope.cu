@@ -1,0 +1,41 @@
+#include "rope.cuh"
+
+#include "bitgate/rope_table.hpp"
+
+namespace bitgate::cuda {
+
+namespace {
+
+constexpr int kThreads = 128;
+
+// One thread per (token, pair i): cos and sin computed once (double-precision table, no libm),
+// then applied to pair i of every head of the token. Consecutive threads take consecutive i, so a
+// warp reads and writes 32 consecutive floats of each half of a head. Each element is read and
+// written by the same thread, so in and out may be the same buffer (no __restrict__).
+__global__ void rope_neox_kernel(const float* in, float* out, int64_t n, int64_t n_head, int64_t head_dim,
+                                 const int32_t* __restrict__ pos, float base) {
+    const int64_t half = head_dim / 2;
+    const int64_t g = int64_t(blockIdx.x) * kThreads + threadIdx.x;
+    if (g >= n * half) return;
+    const int64_t t = g / half, i = g % half;
+    float c, s;
+    rope_cos_sin(pos[t], i, head_dim, base, &c, &s);
+    for (int64_t h = 0; h < n_head; ++h) {
+        const int64_t at = (t * n_head + h) * head_dim + i;
+        const float x0 = in[at], x1 = in[at + half];
+        out[at] = x0 * c - x1 * s;  // -fmad=false: each product rounded, then the difference
+        out[at + half] = x0 * s + x1 * c;
+    }
+}
+
+}  // namespace
+
+void rope_neox_to(const float* in, float* out, int64_t n, int64_t n_head, int64_t head_dim, const int32_t* pos,
+                  float base, cudaStream_t stream) {
+    const int64_t threads = n * (head_dim / 2);
+    if (threads == 0) return;
+    rope_neox_kernel<<<unsigned((threads + kThreads - 1) / kThreads), kThreads, 0, stream>>>(in, out, n, n_head,
+                                                                                           head_dim, pos, base);
+}
+
+}  // namespace bitgate::cuda

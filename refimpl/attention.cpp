@@ -1,0 +1,104 @@
+#include "attention.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "bitgate/exp.hpp"
+#include "bitgate/f16.hpp"
+#include "fma_clones.hpp"
+
+namespace bitgate::ref {
+
+BITGATE_FMA_CLONES void attention_split(const float* q, const float* k, const float* v, int64_t j0, int64_t j1,
+                                        int64_t head_dim, float scale, float& m, float& l, float* acc) {
+    const int64_t D = head_dim;
+    std::vector<float> s(size_t(j1 - j0));
+    for (int64_t j = j0; j < j1; ++j) {
+        const float* kj = k + j * D;
+        float dot = 0.0f;
+        for (int64_t d = 0; d < D; ++d) dot = std::fma(q[d], kj[d], dot);
+        s[size_t(j - j0)] = dot * scale;
+    }
+    // The max of finite values is the same whatever the order; the kernels use a tree.
+    m = s[0];
+    for (float x : s) m = x > m ? x : m;
+    l = 0.0f;
+    for (float& x : s) {
+        x = exp_det(x - m);
+        l = l + x;
+    }
+    for (int64_t d = 0; d < D; ++d) acc[d] = 0.0f;
+    for (int64_t j = j0; j < j1; ++j) {
+        const float p = s[size_t(j - j0)];
+        const float* vj = v + j * D;
+        for (int64_t d = 0; d < D; ++d) acc[d] = std::fma(p, vj[d], acc[d]);
+    }
+}
+
+BITGATE_FMA_CLONES void attention_fold(float& M, float& Ls, float* A, float m, float l, const float* acc,
+                                       int64_t head_dim) {
+    const float Mn = m > M ? m : M;
+    const float a = exp_det(M - Mn), b = exp_det(m - Mn);
+    Ls = std::fma(Ls, a, l * b);
+    for (int64_t d = 0; d < head_dim; ++d) A[d] = std::fma(A[d], a, acc[d] * b);
+    M = Mn;
+}
+
+void attention_f16kv(const float* q, const uint16_t* k_cache, const uint16_t* v_cache, int64_t n_q, int64_t L,
+                     int64_t ctx, int64_t n_head, int64_t n_kv_head, int64_t head_dim, float* out) {
+    const int64_t D = head_dim, G = n_head / n_kv_head;
+    const float scale = attention_scale(D);
+    // Only the L valid positions are converted: the cache beyond them is never read.
+    std::vector<float> k(static_cast<size_t>(n_kv_head * L * D)), v(static_cast<size_t>(n_kv_head * L * D));
+    for (int64_t kvh = 0; kvh < n_kv_head; ++kvh)
+        for (int64_t i = 0; i < L * D; ++i) {
+            k[size_t(kvh * L * D + i)] = f16_to_f32(k_cache[kvh * ctx * D + i]);
+            v[size_t(kvh * L * D + i)] = f16_to_f32(v_cache[kvh * ctx * D + i]);
+        }
+    // Work item (kv head, query): the group's heads for that query. Items write disjoint rows of
+    // out, so the threads that share them out change no bit.
+    const int64_t items = n_kv_head * n_q;
+    auto work = [&](int64_t first, int64_t step) {
+        std::vector<float> acc(static_cast<size_t>(D)), A(static_cast<size_t>(D));
+        for (int64_t it = first; it < items; it += step) {
+            const int64_t kvh = it % n_kv_head, i = it / n_kv_head, n_keys = L - n_q + i + 1;
+            const float* kh = k.data() + kvh * L * D;
+            const float* vh = v.data() + kvh * L * D;
+            for (int64_t g = 0; g < G; ++g) {
+                const int64_t h = kvh * G + g;
+                const float* qr = q + (i * n_head + h) * D;
+                float M = 0.0f, Ls = 0.0f;
+                for (int64_t c = 0; c < attn_splits(n_keys); ++c) {
+                    const int64_t j0 = c * kAttnSplit, j1 = std::min(n_keys, j0 + kAttnSplit);
+                    float m = 0.0f, l = 0.0f;
+                    attention_split(qr, kh, vh, j0, j1, D, scale, m, l, acc.data());
+                    if (c == 0) {
+                        M = m, Ls = l, A = acc;
+                    } else {
+                        attention_fold(M, Ls, A.data(), m, l, acc.data(), D);
+                    }
+                }
+                float* o = out + (i * n_head + h) * D;
+                for (int64_t d = 0; d < D; ++d) o[d] = A[size_t(d)] / Ls;
+            }
+        }
+    };
+    // About 2 n_head D multiply-adds per (query, key) pair.
+    const double fmas = 2.0 * double(n_head * D) * (double(n_q) * double(L - n_q) + double(n_q) * double(n_q + 1) / 2);
+    const int64_t threads =
+        fmas < 5e7 ? 1 : std::min<int64_t>({int64_t(std::max(1u, std::thread::hardware_concurrency())), 16, items});
+    std::vector<std::thread> pool;
+    for (int64_t t = 1; t < threads; ++t) pool.emplace_back(work, t, threads);
+    work(0, threads);
+    for (auto& th : pool) th.join();
+}
+
+std::string attention_decode_problem(int64_t n_q, int64_t n_head, int64_t n_kv_head) {
+    if (n_q != 1) return "decode needs n_q == 1";
+    return n_head / n_kv_head <= 64 ? "" : "decode needs n_head / n_kv_head <= 64";
+}
+
+}  // namespace bitgate::ref

@@ -1,0 +1,150 @@
+// The attention kernels' own source, run on the CPU under tests/cuda_sim.hpp, against the host
+// model byte for byte: prefill and decode (split and combine launches), split edges, chunked
+// prefill, grouped heads, both head dims, and each defect the mutants switch on. This is the
+// host-side check of the kernels' indexing and order; the device check is `bitgate check --device`.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "attention.hpp"
+#include "bitgate/attention_order.hpp"
+#include "bitgate/exp.hpp"
+#include "bitgate/f16.hpp"
+#include "bitgate/inputs.hpp"
+#include "registry.hpp"
+#include "cuda_sim.hpp"
+
+namespace bitgate::cuda::attn_sim {
+using namespace bitgate::cuda::sim;
+}
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // key rows are loaded and used under the same t < nk
+#define attn attn_sim  // the kernels land in bitgate::cuda::attn_sim: no symbol shared with the CUDA build
+#include "../kernels/attention_kernels.cuh"
+#undef attn
+#pragma GCC diagnostic pop
+
+using namespace bitgate;
+namespace k = bitgate::cuda::attn_sim;
+
+namespace {
+
+// The caches as the family generates them (specs/attention.cpp).
+void fill_kv_cache(const Shape& s, const GenRequest& r, std::span<uint8_t> out) {
+    for (const TensorSpec& t : family("attention").tensors)
+        if (t.name == r.tensor) return t.generate(s, r, out);
+    FAIL() << "attention has no tensor " << r.tensor;
+}
+
+struct Inputs {
+    int64_t n_q, L, ctx, H, KV, D;
+    std::vector<float> q;
+    std::vector<uint16_t> kc, vc;
+};
+
+Inputs make(int64_t n_q, int64_t L, int64_t ctx, int64_t H, int64_t KV, int64_t D, const char* profile) {
+    Inputs in{n_q, L, ctx, H, KV, D, std::vector<float>(size_t(n_q * H * D)), std::vector<uint16_t>(size_t(KV * ctx * D)),
+              std::vector<uint16_t>(size_t(KV * ctx * D))};
+    const Shape s{{"n_q", "L", "ctx", "n_head", "n_kv_head", "head_dim"}, {n_q, L, ctx, H, KV, D}};
+    inputs::fill_f32({reinterpret_cast<uint8_t*>(in.q.data()), in.q.size() * 4},
+                     GenRequest{.seed = 2, .profile = profile, .tensor = "q"}, uint64_t(D));
+    fill_kv_cache(s, GenRequest{.seed = 2, .profile = profile, .tensor = "k_cache"},
+                       {reinterpret_cast<uint8_t*>(in.kc.data()), in.kc.size() * 2});
+    fill_kv_cache(s, GenRequest{.seed = 2, .profile = profile, .tensor = "v_cache"},
+                       {reinterpret_cast<uint8_t*>(in.vc.data()), in.vc.size() * 2});
+    return in;
+}
+
+std::vector<float> model(const Inputs& in) {
+    std::vector<float> out(in.q.size());
+    ref::attention_f16kv(in.q.data(), in.kc.data(), in.vc.data(), in.n_q, in.L, in.ctx, in.H, in.KV, in.D, out.data());
+    return out;
+}
+
+constexpr float kPoison = -12345.0f;
+
+template <int D, k::Bug B = k::Bug::none>
+std::vector<float> prefill(const Inputs& in) {
+    std::vector<float> out(in.q.size(), kPoison);
+    k::launch(int((in.n_q + k::kBQ - 1) / k::kBQ), int(in.H), k::kPrefillThreads, k::prefill_smem_bytes(D), [&] {
+        k::prefill_kernel<D, B>(in.q.data(), in.kc.data(), in.vc.data(), in.n_q, in.L, in.ctx, int(in.H), int(in.KV),
+                                int(in.H / in.KV), attention_scale(D), out.data());
+    });
+    return out;
+}
+
+template <int D, k::Bug B = k::Bug::none>
+std::vector<float> decode(const Inputs& in) {
+    std::vector<float> out(in.q.size(), kPoison);
+    const int n_split = int(attn_splits(in.L)), G = int(in.H / in.KV);
+    std::vector<float> part(size_t(in.H * n_split * (D + k::kPartPad)), kPoison);
+    k::launch(n_split, int(in.KV), k::kDecodeThreads, k::decode_smem_bytes(D, G), [&] {
+        k::decode_split_kernel<D, B>(in.q.data(), in.kc.data(), in.vc.data(), in.L, in.ctx, int(in.KV), G,
+                                     attention_scale(D), n_split, part.data(), out.data());
+    });
+    if (n_split > 1)
+        k::launch(int(in.H), D / k::kCombineDims, k::kCombineThreads, 0,
+                  [&] { k::decode_combine_kernel<D, B>(part.data(), n_split, out.data()); });
+    return out;
+}
+
+bool same(const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
+}
+
+std::string first_diff(const std::vector<float>& got, const std::vector<float>& want) {
+    for (size_t i = 0; i < want.size(); ++i)
+        if (f32_bits(got[i]) != f32_bits(want[i]))
+            return "element " + std::to_string(i) + ": " + std::to_string(got[i]) + " vs " + std::to_string(want[i]);
+    return "";
+}
+
+struct S { int64_t n_q, L, ctx, H, KV; const char* profile; };
+
+}  // namespace
+
+TEST(AttentionSim, PrefillKernelEqualsModel) {
+    for (const S& s : {S{1, 1, 5, 4, 2, "uniform"}, S{5, 5, 9, 2, 1, "uniform"}, S{70, 70, 80, 2, 2, "outliers"},
+                       S{17, 300, 310, 4, 2, "normal"}, S{65, 200, 200, 2, 1, "uniform"}, S{1, 300, 310, 3, 1, "zeros"}}) {
+        const Inputs a = make(s.n_q, s.L, s.ctx, s.H, s.KV, 64, s.profile);
+        EXPECT_TRUE(same(prefill<64>(a), model(a))) << "D 64 n_q " << s.n_q << " L " << s.L << ": "
+                                                    << first_diff(prefill<64>(a), model(a));
+        const Inputs b = make(s.n_q, s.L, s.ctx, s.H, s.KV, 128, s.profile);
+        EXPECT_TRUE(same(prefill<128>(b), model(b))) << "D 128 n_q " << s.n_q << " L " << s.L << ": "
+                                                     << first_diff(prefill<128>(b), model(b));
+    }
+}
+
+TEST(AttentionSim, DecodeKernelsEqualModel) {
+    // 1 split (no combine), split edges, 3 splits, groups over 8 heads (several passes of the
+    // score and p.v loops), and 258 splits (two combine chunks).
+    for (const S& s : {S{1, 1, 5, 4, 2, "uniform"}, S{1, 128, 140, 14, 2, "outliers"}, S{1, 129, 129, 7, 1, "normal"},
+                       S{1, 300, 310, 4, 2, "zeros"}, S{1, 200, 210, 12, 1, "normal"}, S{1, 5, 9, 64, 1, "outliers"},
+                       S{1, 33000, 33001, 1, 1, "outliers"}}) {
+        const Inputs a = make(s.n_q, s.L, s.ctx, s.H, s.KV, 64, s.profile);
+        EXPECT_TRUE(same(decode<64>(a), model(a))) << "D 64 L " << s.L << ": " << first_diff(decode<64>(a), model(a));
+        if (s.L > 1000) continue;  // one head dim is enough for the long one
+        const Inputs b = make(s.n_q, s.L, s.ctx, s.H, s.KV, 128, s.profile);
+        EXPECT_TRUE(same(decode<128>(b), model(b))) << "D 128 L " << s.L << ": " << first_diff(decode<128>(b), model(b));
+    }
+}
+
+TEST(AttentionSim, EveryDefectChangesTheBytes) {
+    // What the device mutants are expected to show, seen here first: each defect on a shape that
+    // exposes it gives other bytes than the model (or leaves the poison in place).
+    const Inputs p = make(40, 200, 210, 4, 2, 64, "uniform");
+    const auto want_p = model(p);
+    EXPECT_FALSE(same(prefill<64, k::Bug::non_causal>(p), want_p));
+    EXPECT_FALSE(same(prefill<64, k::Bug::kv_head_mod>(p), want_p));
+    const auto tail = prefill<64, k::Bug::tail_unwritten>(p);
+    EXPECT_EQ(tail.back(), kPoison);
+    const Inputs d = make(1, 300, 310, 4, 2, 64, "uniform");
+    const auto want_d = model(d);
+    EXPECT_FALSE(same(decode<64, k::Bug::kv_head_mod>(d), want_d));
+    EXPECT_FALSE(same(decode<64, k::Bug::skip_last_split>(d), want_d));
+    const auto past = decode<64, k::Bug::read_past_L>(d);
+    EXPECT_TRUE(std::isnan(past[0])) << "the poison after L reaches out";
+}
