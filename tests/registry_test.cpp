@@ -32,7 +32,9 @@ TEST(Registry, EveryRealVariantHasALauncherWhereCudaIsBuilt) {
 #if defined(BITGATE_HAVE_CUDA)
     for (const FamilySpec* f : families())
         for (const VariantSpec& v : f->variants)
-            if (!v.mutant || !v.model) EXPECT_TRUE(v.launch) << f->name << "/" << v.name << " has no device launcher";
+            if (!v.mutant || !v.model) {
+                EXPECT_TRUE(v.launch) << f->name << "/" << v.name << " has no device launcher";
+            }
 #else
     for (const FamilySpec* f : families())
         for (const VariantSpec& v : f->variants)
