@@ -314,7 +314,7 @@ void do_list(const std::string& what, const std::string& root) {
             std::printf("  dims:%s\n", dims.c_str());
             for (const VariantSpec& v : f->variants)
                 std::printf("  %-14s %s%s%s\n", v.name.c_str(), v.mutant ? "[mutant] " : "", v.summary.c_str(),
-                            f->device.count(v.name) ? "" : "  (host model only)");
+                            v.launch ? "" : "  (host model only)");
         }
     }
     if (all || what == "claims") {

@@ -52,6 +52,7 @@ int prop_family(const FamilySpec& f, const PropOpts& p, bool device, size_t& sha
     bool failing = false;
     const bool ok = rc::check(f.name + " over generated shapes", [&] {
         Shape s;
+        s.family = f.name;
         for (const Dim& d : f.dims) {
             s.names.push_back(d.name);
             s.values.push_back(*dim_gen(d).as(d.name));
