@@ -1,0 +1,40 @@
+# Kernels for sm_90a only (kernels/sm90a/*.cu): warpgroup MMA, bulk copies and mbarrier pipelines
+# exist on compute capability 9.0 alone, so these sources are compiled for sm_90a and nothing
+# else, into their own object library whose objects every target linking bitgate_kernels links
+# too. The rest of the project keeps CMAKE_CUDA_ARCHITECTURES. Where CUDA is off, or the build
+# does not target 90, or nvcc predates sm_90a, they are not built: their variants then have no
+# device launcher and the engine skips their device checks with that reason.
+if(NOT BITGATE_HAVE_CUDA)
+  return()
+endif()
+file(GLOB BITGATE_SM90A_SRC CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/kernels/sm90a/*.cu)
+if(NOT BITGATE_SM90A_SRC)
+  return()
+endif()
+set(bitgate_sm90a_targets_90 OFF)
+foreach(arch ${CMAKE_CUDA_ARCHITECTURES})
+  if(arch MATCHES "^90")
+    set(bitgate_sm90a_targets_90 ON)
+  endif()
+endforeach()
+if(NOT bitgate_sm90a_targets_90 OR CMAKE_CUDA_COMPILER_VERSION VERSION_LESS 12.0)
+  message(STATUS "bitgate: sm_90a kernels not built (CMAKE_CUDA_ARCHITECTURES=${CMAKE_CUDA_ARCHITECTURES}, "
+    "nvcc ${CMAKE_CUDA_COMPILER_VERSION})")
+  return()
+endif()
+message(STATUS "bitgate: sm_90a kernels built: ${BITGATE_SM90A_SRC}")
+
+add_library(bitgate_kernels_sm90a OBJECT ${BITGATE_SM90A_SRC})
+set_target_properties(bitgate_kernels_sm90a PROPERTIES CUDA_ARCHITECTURES OFF)
+target_compile_options(bitgate_kernels_sm90a PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-gencode=arch=compute_90a,code=sm_90a>)
+target_include_directories(bitgate_kernels_sm90a PRIVATE ${PROJECT_SOURCE_DIR}/kernels/include
+  ${PROJECT_SOURCE_DIR}/kernels ${PROJECT_SOURCE_DIR}/refimpl ${PROJECT_SOURCE_DIR}/harness)
+target_link_libraries(bitgate_kernels_sm90a PUBLIC ${BITGATE_CUDART})
+bitgate_cuda_flags(bitgate_kernels_sm90a)
+# Object files as interface sources: they reach every executable that links bitgate_kernels
+# (static registration needs the objects themselves, not an archive).
+target_sources(bitgate_kernels INTERFACE $<TARGET_OBJECTS:bitgate_kernels_sm90a>)
+
+# The PTX lint (cmake/ptx.cmake, deferred to the end) reads them too, as sm_90a.
+list(APPEND BITGATE_KERNEL_SRC ${BITGATE_SM90A_SRC})
+set_source_files_properties(${BITGATE_SM90A_SRC} PROPERTIES BITGATE_PTX_ARCH 90a)
