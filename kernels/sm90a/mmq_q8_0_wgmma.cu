@@ -343,6 +343,7 @@ __global__ void __launch_bounds__(THREADS, 1) mmq_q8_0_wgmma_kernel(const Params
         const uint32_t par = uint32_t(s / STAGES) & 1u;
         mbar_wait(landed(s % STAGES), par);
         mbar_wait(ready(s % STAGES), par);
+        __syncwarp();  // the warp converged again before the .aligned wgmma instructions
     };
     // Descriptors of chunk q (global index: stage q / KC, chunk q % KC of it); B from weight row
     // `row` of the CTA's 128 (a multiple of 8: whole 256-byte row groups).
