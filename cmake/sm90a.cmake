@@ -8,6 +8,8 @@ if(NOT BITGATE_HAVE_CUDA)
   return()
 endif()
 file(GLOB BITGATE_SM90A_SRC CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/kernels/sm90a/*.cu)
+# Their mutants: linked where bitgate_mutants is (bitgate-mutants and the tests), never into bitgate.
+file(GLOB BITGATE_SM90A_MUTANT_SRC CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/kernels/sm90a/mutants/*.cu)
 if(NOT BITGATE_SM90A_SRC)
   return()
 endif()
@@ -24,16 +26,24 @@ if(NOT bitgate_sm90a_targets_90 OR CMAKE_CUDA_COMPILER_VERSION VERSION_LESS 12.0
 endif()
 message(STATUS "bitgate: sm_90a kernels built: ${BITGATE_SM90A_SRC}")
 
-add_library(bitgate_kernels_sm90a OBJECT ${BITGATE_SM90A_SRC})
-set_target_properties(bitgate_kernels_sm90a PROPERTIES CUDA_ARCHITECTURES OFF)
-target_compile_options(bitgate_kernels_sm90a PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-gencode=arch=compute_90a,code=sm_90a>)
-target_include_directories(bitgate_kernels_sm90a PRIVATE ${PROJECT_SOURCE_DIR}/kernels/include
-  ${PROJECT_SOURCE_DIR}/kernels ${PROJECT_SOURCE_DIR}/refimpl ${PROJECT_SOURCE_DIR}/harness)
-target_link_libraries(bitgate_kernels_sm90a PUBLIC ${BITGATE_CUDART})
-bitgate_cuda_flags(bitgate_kernels_sm90a)
+function(bitgate_sm90a_objects target)
+  add_library(${target} OBJECT ${ARGN})
+  set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES OFF)
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-gencode=arch=compute_90a,code=sm_90a>)
+  target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/kernels/include
+    ${PROJECT_SOURCE_DIR}/kernels ${PROJECT_SOURCE_DIR}/refimpl ${PROJECT_SOURCE_DIR}/harness)
+  target_link_libraries(${target} PUBLIC ${BITGATE_CUDART})
+  bitgate_cuda_flags(${target})
+endfunction()
+
 # Object files as interface sources: they reach every executable that links bitgate_kernels
-# (static registration needs the objects themselves, not an archive).
+# (bitgate_mutants), as static registration needs the objects themselves, not an archive.
+bitgate_sm90a_objects(bitgate_kernels_sm90a ${BITGATE_SM90A_SRC})
 target_sources(bitgate_kernels INTERFACE $<TARGET_OBJECTS:bitgate_kernels_sm90a>)
+if(BITGATE_SM90A_MUTANT_SRC)
+  bitgate_sm90a_objects(bitgate_mutants_sm90a ${BITGATE_SM90A_MUTANT_SRC})
+  target_sources(bitgate_mutants INTERFACE $<TARGET_OBJECTS:bitgate_mutants_sm90a>)
+endif()
 
 # The PTX lint (cmake/ptx.cmake, deferred to the end) reads them too, as sm_90a.
 list(APPEND BITGATE_KERNEL_SRC ${BITGATE_SM90A_SRC})
