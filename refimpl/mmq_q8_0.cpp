@@ -351,6 +351,9 @@ FamilySpec spec() {
                 tiling("t128x128", "128 tokens x 128 rows per CTA, 8 warps of 64x32"),
                 tiling("t64x128", "64 tokens x 128 rows per CTA, 4 warps of 64x32"),
                 tiling("t64x64", "64 tokens x 64 rows per CTA, 4 warps of 32x32"),
+                tiling("wgmma", "sm_90a warpgroup MMA (wgmma m64n64k32 per 64-row half, epilogue overlapped), 128 "
+                                "tokens x 128 rows per CTA, bulk copies on mbarriers; device launcher only where the "
+                                "sm_90a kernels are built"),
             },
         .bytes_moved = [](const Shape& s) {
             return double(ntb_of(s) * nchunk_of(s)) * (kPad40TileBytes + 256) +
