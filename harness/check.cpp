@@ -311,6 +311,7 @@ std::vector<Result> CheckSession::run(const ResultSink& sink, const ProgressFn& 
             goldens[g.family->name] = read_golden(*g.family, golden_path(root, g.family->name));
         if (progress) progress(done, mine, g.id());
         for (Result& r : check_group(g, &goldens[g.family->name])) {
+            r.order = int64_t(index - 1);  // the group's place in the whole plan, whichever shard runs it
             if (sink) sink(r);
             all.push_back(std::move(r));
         }

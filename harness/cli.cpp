@@ -28,6 +28,7 @@ int cli_main(int argc, char** argv) {
     add_lint_verb(app, rc);
     add_spkl_verbs(app, rc);
     add_model_verbs(app, rc);
+    add_report_verbs(app, rc);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

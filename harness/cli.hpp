@@ -17,6 +17,7 @@ void add_prop_verb(CLI::App& app, int& rc);     // prop
 void add_run_verb(CLI::App& app, int& rc);      // run
 void add_bench_verb(CLI::App& app, int& rc);    // bench
 void add_spkl_verbs(CLI::App& app, int& rc);    // spkl info|diff|kld|from-npy|to-npy|from-llama-kld|to-llama-kld|synth|bench (spkl/)
-void add_model_verbs(CLI::App& app, int& rc);   // model synth|info|run|ab|predict|paths|bench (model/cli_model.cpp)
+void add_model_verbs(CLI::App& app, int& rc);
+void add_report_verbs(CLI::App& app, int& rc);  // report merge (harness/report_merge.cpp)   // model synth|info|run|ab|predict|paths|bench (model/cli_model.cpp)
 
 }  // namespace bitgate

@@ -14,8 +14,12 @@
 #include "device.hpp"
 #include "errors.hpp"
 #include "golden.hpp"
+#include "gpus.hpp"
 #include "registry.hpp"
 #include "report.hpp"
+#include "shards.hpp"
+#include "spread.hpp"
+#include "workers.hpp"
 
 namespace bitgate {
 
@@ -23,7 +27,8 @@ namespace {
 
 struct CommonOpts {
     std::vector<std::string> families, variants, catalogs, filter;
-    std::string seeds, shard, json, junit, root;
+    std::string seeds, shard, json, junit, root, gpus;
+    int workers = -1;  // absent
     bool host_only = false, device = false, mutants = false;
     bool require_golden = false, allow_empty = false, quiet = false, failures_only = false, dry_run = false;
 };
@@ -34,7 +39,9 @@ void add_filters(CLI::App* c, CommonOpts& o) {
     c->add_option("--catalog", o.catalogs, "only these catalogs (e.g. regressions, models)")->delimiter(',');
     c->add_option("--seeds", o.seeds, "seeds instead of each line's own: 1,2,3 or 1-8 (at most 10000)");
     c->add_option("--filter", o.filter, "only case ids matching REGEX; -REGEX excludes (repeatable)");
-    c->add_option("--shard", o.shard, "run shard I of N (also GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS)");
+    c->add_option("--shard", o.shard, "run shard I of N, or auto: from Slurm, Kubernetes or gtest variables (docs/sharding.md)");
+    c->add_option("--gpus", o.gpus, "spread over GPUs: all or N, one worker process per GPU, reports merged");
+    c->add_option("--workers", o.workers, "spread over N worker processes (as --gpus, every worker sees every GPU)");
     c->add_option("--root", o.root, "directory holding shapes/ and golden/ (default: the source tree)");
     c->add_option("--json", o.json, "write the results as JSON");
     c->add_option("--junit", o.junit, "write the results as JUnit XML");
@@ -44,37 +51,11 @@ void add_filters(CLI::App* c, CommonOpts& o) {
     c->add_flag("--failures-only", o.failures_only, "print only the failing cases, each with its differences");
 }
 
-// A whole non-negative decimal number, nothing around it.
-bool whole_number(const std::string& s, int& out) {
-    if (s.empty() || s.size() > 9) return false;
-    for (char ch : s)
-        if (ch < '0' || ch > '9') return false;
-    out = std::stoi(s);
-    return true;
-}
-
 void parse_shard(const CommonOpts& c, CheckOptions& o) {
-    int index = -1, count = 0;
-    if (!c.shard.empty()) {
-        const auto slash = c.shard.find('/');
-        if (slash == std::string::npos || !whole_number(c.shard.substr(0, slash), index) ||
-            !whole_number(c.shard.substr(slash + 1), count) || count < 1 || index >= count)
-            throw BadInput("--shard " + c.shard + ": expected I/N with 0 <= I < N");
-    } else {
-        const char* i = std::getenv("GTEST_SHARD_INDEX");
-        const char* n = std::getenv("GTEST_TOTAL_SHARDS");
-        if (!i && !n) return;
-        if (!i || !n) throw BadInput("GTEST_SHARD_INDEX and GTEST_TOTAL_SHARDS go together: only one is set");
-        if (!whole_number(i, index) || !whole_number(n, count) || count < 1 || index >= count)
-            throw BadInput(std::string("GTEST_SHARD_INDEX=") + i + " GTEST_TOTAL_SHARDS=" + n + ": expected 0 <= index < total");
-    }
-    o.shard_index = index;
-    o.shard_count = count;
-    // gtest's protocol: a runner that shards touches this file to say it understood the request.
-    if (const char* f = std::getenv("GTEST_SHARD_STATUS_FILE"); f && *f) {
-        std::ofstream touch(f, std::ios::app);
-        if (!touch) throw BadInput(std::string("GTEST_SHARD_STATUS_FILE ") + f + ": cannot create");
-    }
+    const ShardSpec sh = resolve_shard(c.shard);
+    o.shard_index = sh.index;
+    o.shard_count = sh.count;
+    if (sh.gtest) touch_gtest_status();
 }
 
 CheckOptions to_check_options(const CommonOpts& c) {
@@ -90,9 +71,7 @@ CheckOptions to_check_options(const CommonOpts& c) {
     return o;
 }
 
-std::string shard_name(const CheckOptions& o) {
-    return o.shard_count > 1 ? std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count) : "";
-}
+std::string shard_name(const CheckOptions& o) { return bitgate::shard_name(o.shard_index, o.shard_count); }
 
 // The per-case line, as the output options ask.
 void show(const CommonOpts& c, const Result& r) {
@@ -123,19 +102,40 @@ size_t mutants_linked() {
     return n;
 }
 
+// check or golden check as workers (--gpus, --workers): the workers' merged results shown and
+// reported as the run's own; the exit code is the worse of the workers' and the merged verdict's.
+int spread_verb(const char* verb, const CommonOpts& c, const CheckOptions& o, const Spread& sp) {
+    const auto t0 = std::chrono::steady_clock::now();
+    SpreadRun run = spread_run(sp, command_line(), o.shard_index, o.shard_count);
+    if (!run.complete) {
+        std::printf("bitgate %s: no merged report: a worker ended with exit %d (above)\n", verb, run.worst_rc);
+        return run.worst_rc;
+    }
+    for (const Result& r : run.results) show(c, r);
+    const bool mutants_ok = !o.mutants || print_mutant_summary(stdout, run.results);
+    std::string device = run.device;
+    if (sp.gpus && sp.workers > 1) device = std::to_string(sp.workers) + " x " + device;
+    const int rc = finish(verb, c, o, run.results, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), device);
+    return std::max({rc, int(mutants_ok ? exit_ok : exit_failed), run.worst_rc});
+}
+
 int do_check(const CommonOpts& c) {
     if (c.device && c.host_only) throw BadInput("--device and --host-only exclude each other");
     CheckOptions o = to_check_options(c);
+    const Spread sp = resolve_spread(c.gpus, c.workers);  // before the GPU check: --gpus without CUDA is a usage error
+    if (sp.gpus && c.host_only) throw BadInput("--gpus and --host-only exclude each other (--workers N spreads host work)");
     const std::string missing = gpu_missing();
     if (c.device && !missing.empty()) throw NoGpu(missing);
     o.device = !c.host_only && missing.empty();
     if (o.mutants && mutants_linked() == 0) throw BadInput("--mutants: no mutant variants are linked into this executable");
     const std::string device = o.device ? gpu_name() : "none";
     if (!c.quiet) {
-        if (o.device) std::printf("device: %s\n", device.c_str());
+        if (sp.gpus) std::printf("device: %d GPU%s, one worker each: %s\n", sp.workers, sp.workers == 1 ? "" : "s", sp.gpu_names[0].c_str());
+        else if (o.device) std::printf("device: %s\n", device.c_str());
         else std::printf("device: none (%s): host models, goldens and host claims only\n",
                          c.host_only ? "--host-only" : missing.c_str());
     }
+    if (sp.workers) return spread_verb("check", c, o, sp);
     const auto t0 = std::chrono::steady_clock::now();
     Progress progress;
     CheckSession session(o);
@@ -162,9 +162,12 @@ int do_golden(const CommonOpts& c, bool regen) {
             throw BadInput("golden regen rewrites whole files: --catalog, --filter and --shard do not apply");
         if (!c.json.empty() || !c.junit.empty())
             throw BadInput("golden regen writes no report: --json and --junit do not apply (golden check writes them)");
+        if (!c.gpus.empty() || c.workers != -1)
+            throw BadInput("golden regen rewrites whole files in one process: --gpus and --workers do not apply");
     }
     CheckOptions o = to_check_options(c);
     if (regen && o.shard_count > 1) throw BadInput("golden regen does not shard (GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS are set)");
+    if (const Spread sp = resolve_spread(c.gpus, c.workers); sp.workers) return spread_verb("golden check", c, o, sp);
     const std::string root = o.root.empty() ? default_root() : o.root;
     const auto t0 = std::chrono::steady_clock::now();
     const auto groups = plan(o);
@@ -180,36 +183,53 @@ int do_golden(const CommonOpts& c, bool regen) {
     CheckSession session(o);
     Progress progress;
     bool unsound = false;
-    // Lines at seeds the catalogs do not name (added by regen --seeds) belong to their catalog
-    // case: they are checked, and regenerated, with it.
-    std::map<std::string, std::pair<CaseGroup, const VariantSpec*>> by_seedless;
+    // Every case once and in one order, whichever shard runs it: a key that two catalog lines make
+    // belongs to the first group making it, and a line at a seed no catalog names (added by regen
+    // --seeds) belongs to its catalog case's first group: it is checked, and regenerated, with it.
+    // Each item keeps its place in the unsharded run, so that shards' reports merge back into it.
+    struct Work {
+        CaseGroup g;
+        const VariantSpec* v;
+        int64_t order;
+    };
+    std::map<std::string, size_t> first_group;                                   // key -> first group making it
+    std::map<std::string, std::pair<size_t, const VariantSpec*>> by_seedless;    // seedless key -> first group
+    std::set<std::string> planned_families;
     for (size_t i = 0; i < groups.size(); ++i)
         for (const VariantSpec* v : groups[i].variants) {
-            const std::string sk = seedless_key(golden_key(*groups[i].family, v->name, groups[i].shape, groups[i].seed, groups[i].profile));
-            planned.insert(sk);
-            if (in_shard(i, o)) by_seedless.emplace(sk, std::make_pair(groups[i], v));
+            const std::string key = golden_key(*groups[i].family, v->name, groups[i].shape, groups[i].seed, groups[i].profile);
+            first_group.emplace(key, i);
+            planned.insert(seedless_key(key));
+            by_seedless.emplace(seedless_key(key), std::make_pair(i, v));
+            planned_families.insert(groups[i].family->name);
         }
-    std::vector<std::pair<CaseGroup, const VariantSpec*>> work;
+    std::vector<Work> work;
     for (size_t i = 0; i < groups.size(); ++i)
         if (in_shard(i, o))
-            for (const VariantSpec* v : groups[i].variants) work.emplace_back(groups[i], v);
+            for (const VariantSpec* v : groups[i].variants)
+                if (first_group.at(golden_key(*groups[i].family, v->name, groups[i].shape, groups[i].seed, groups[i].profile)) == i)
+                    work.push_back(Work{groups[i], v, int64_t(i)});
+    int64_t next_order = int64_t(groups.size());
     for (const auto& [fam, file] : olds)
         for (const auto& [key, d] : file.lines) {
             auto it = by_seedless.find(seedless_key(key));
-            if (it == by_seedless.end()) continue;
-            CaseGroup g = it->second.first;
+            if (it == by_seedless.end() || first_group.count(key)) continue;  // not a case here, or a catalog case's own
+            const int64_t order = next_order++;
+            if (!in_shard(it->second.first, o)) continue;
+            CaseGroup g = groups[it->second.first];
             const auto at = key.find(" seed=") + 6;
             g.seed = std::stoull(key.substr(at, key.find(' ', at) - at));
             g.own_seed = false;
-            work.emplace_back(std::move(g), it->second.second);
+            work.push_back(Work{std::move(g), it->second.second, order});
         }
     for (size_t i = 0; i < work.size(); ++i) {
-        const CaseGroup& g = work[i].first;
+        const CaseGroup& g = work[i].g;
         progress(i, work.size(), g.id());
-        for (const VariantSpec* v : {work[i].second}) {
+        for (const VariantSpec* v : {work[i].v}) {
             const std::string key = golden_key(*g.family, v->name, g.shape, g.seed, g.profile);
             if (!seen.insert(key).second) continue;  // the same case from two catalog lines
             auto gc = session.golden_case(g, *v, olds[g.family->name]);
+            gc.result.order = work[i].order;
             if (is_model_problem(gc.result.verdict)) unsound = true;
             made[g.family->name].emplace_back(key, gc.digests);
             progress.clear();
@@ -224,10 +244,12 @@ int do_golden(const CommonOpts& c, bool regen) {
         return exit_failed;
     }
     size_t added = 0, changed = 0, removed = 0;
-    // Stale lines are judged only over the whole catalog: a filtered or sharded run makes a part.
-    const bool whole = c.catalogs.empty() && c.variants.empty() && c.filter.empty() && o.shard_count == 1;
+    // Stale lines are judged only over the whole catalog: a filtered run makes a part. Whether a
+    // line is stale does not depend on the shard (no planned case makes it at any seed): the
+    // first shard reports them.
+    const bool whole = c.catalogs.empty() && c.variants.empty() && c.filter.empty();
     for (const FamilySpec* f : families()) {
-        if (!olds.count(f->name) || (c.families.empty() && !made.count(f->name))) continue;
+        if (!olds.count(f->name) || (c.families.empty() && !planned_families.count(f->name))) continue;
         const std::string path = golden_path(root, f->name);
         const GoldenFile& old = olds[f->name];
         auto lines = made[f->name];
@@ -252,10 +274,12 @@ int do_golden(const CommonOpts& c, bool regen) {
             if (!whole || planned.count(seedless_key(key))) { kept.push_back({old.where.at(key), {key, d}}); continue; }
             family_changed = true;
             if (regen) { std::printf("- %s\n", golden_line(key, d).c_str()); ++removed; continue; }
+            const int64_t order = next_order++;
+            if (o.shard_index != 0) continue;
             // The case id's spelling: "family/variant dims seed= profile=".
             const std::string id = key.substr(0, f->name.size()) + "/" + key.substr(f->name.size() + 1);
             Result r{.family = f->name, .where = "host", .catalog = "golden", .origin = old.where.at(key), .case_id = id,
-                     .verdict = Verdict::golden_mismatch, .note = "stale line: no catalog case makes it (run golden regen)"};
+                     .verdict = Verdict::golden_mismatch, .note = "stale line: no catalog case makes it (run golden regen)", .order = order};
             show(c, r);
             rs.push_back(std::move(r));
         }
@@ -314,6 +338,12 @@ void do_list(const std::string& what, const std::string& root) {
         }
         std::printf("  %-18s %-14s %zu lines\n", "(all)", "regressions", read_regressions(root + "/shapes/regressions.shapes").size());
     }
+    if (what == "gpus") {
+        // What --gpus all spreads over: the devices this process sees (CUDA_VISIBLE_DEVICES applies).
+        const VisibleGpus g = visible_gpus();
+        std::printf("%d GPU%s visible%s%s\n", g.count, g.count == 1 ? "" : "s", g.count ? "" : ": ", g.why_none.c_str());
+        for (int i = 0; i < g.count; ++i) std::printf("  %d: %s\n", i, g.names[size_t(i)].c_str());
+    }
     if (what == "mutants") {
         for (const FamilySpec* f : families())
             for (const VariantSpec& v : f->variants)
@@ -346,8 +376,8 @@ void add_check_verbs(CLI::App& app, int& rc) {
 
     auto list_what = std::make_shared<std::pair<std::string, std::string>>();  // what, root
     auto* list = app.add_subcommand("list", "families and variants, claims, catalogs, mutants");
-    list->add_option("what", list_what->first, "families | variants | claims | catalogs | mutants")
-        ->check(CLI::IsMember({"families", "variants", "claims", "catalogs", "mutants"}));
+    list->add_option("what", list_what->first, "families | variants | claims | catalogs | mutants | gpus")
+        ->check(CLI::IsMember({"families", "variants", "claims", "catalogs", "mutants", "gpus"}));
     list->add_option("--root", list_what->second, "directory holding shapes/ and golden/");
     list->callback([&rc, list_what] {
         do_list(list_what->first, list_what->second.empty() ? default_root() : list_what->second);

@@ -2,10 +2,12 @@
 // profiles); a failure is shrunk and printed as a catalog line for shapes/regressions.shapes.
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <sstream>
 
 #include "catalog.hpp"
 #include "check.hpp"
@@ -14,6 +16,7 @@
 #include "errors.hpp"
 #include "registry.hpp"
 #include "report.hpp"
+#include "workers.hpp"
 
 namespace bitgate {
 
@@ -26,7 +29,8 @@ struct PropOpts {
     size_t count = 100;
     uint64_t seed = 0;
     bool device = false, host_only = false, append = false, verbose = false;
-    std::string root;
+    std::string root, gpus;
+    int workers = -1;  // absent
 };
 
 rc::Gen<int64_t> dim_gen(const Dim& d) {
@@ -98,8 +102,54 @@ int prop_family(const FamilySpec& f, const PropOpts& p, bool device, size_t& sha
     return exit_failed;
 }
 
+// prop as workers (--gpus, --workers): worker w searches its share of --count per family from its
+// own seed (SEED + w), so the workers together try as many cases as one would, and each one's
+// failure prints a replay line of its own. Their output is shown prefixed, in worker order.
+int spread_prop(const PropOpts& p, Spread sp, size_t families) {
+    if (p.append) throw BadInput("--append and --gpus/--workers exclude each other (replay the failing worker's line with --append)");
+    sp.workers = int(std::min<size_t>(size_t(sp.workers), p.count));  // no worker without a case to try
+    std::vector<std::vector<std::string>> argvs;
+    const auto base = strip_options(command_line(), {"--gpus", "--workers", "--seed", "--count"}, {});
+    std::string plan;
+    for (int w = 0; w < sp.workers; ++w) {
+        const size_t share = p.count / size_t(sp.workers) + (size_t(w) < p.count % size_t(sp.workers) ? 1 : 0);
+        const std::string seed = std::to_string(p.seed + uint64_t(w));
+        auto a = base;
+        for (const std::string& x : {std::string("--seed"), seed, std::string("--count"), std::to_string(share)}) a.push_back(x);
+        argvs.push_back(std::move(a));
+        plan += (w ? ", " : "") + sp.what(w) + " --seed " + seed + " --count " + std::to_string(share);
+    }
+    std::printf("prop: seed %llu, %zu cases per family over %d workers: %s\n", static_cast<unsigned long long>(p.seed), p.count,
+                sp.workers, plan.c_str());
+    TempDir dir("prop");
+    const auto exits = run_workers(sp, argvs, dir.path());
+    int rc = exit_ok;
+    size_t shapes = 0;
+    for (int w = 0; w < sp.workers; ++w) {
+        const WorkerExit& e = exits[size_t(w)];
+        rc = std::max(rc, e.rc);
+        bool summary = false;
+        std::istringstream in(e.log);
+        for (std::string line; std::getline(in, line);) {
+            unsigned long long n = 0;
+            if (std::sscanf(line.c_str(), "bitgate prop: %llu generated cases", &n) == 1) {
+                shapes += n;
+                summary = true;
+                continue;
+            }
+            std::printf("[%s] %s\n", sp.what(w).c_str(), line.c_str());
+        }
+        if (e.signal) std::printf("[%s] killed by signal %d after %.1f s\n", sp.what(w).c_str(), e.signal, e.seconds);
+        else if (!summary && e.rc < exit_bad_input) rc = std::max(rc, int(exit_internal));  // ended without its summary
+    }
+    std::printf("bitgate prop: %zu generated cases over %zu families: %s\n", shapes, families, rc ? "FAILED" : "all held");
+    return rc;
+}
+
 int do_prop(PropOpts& p) {
     if (p.device && p.host_only) throw BadInput("--device and --host-only exclude each other");
+    const Spread sp = resolve_spread(p.gpus, p.workers);  // before the GPU check: --gpus without CUDA is a usage error
+    if (sp.gpus && p.host_only) throw BadInput("--gpus and --host-only exclude each other (--workers N spreads host work)");
     const std::string missing = gpu_missing();
     if (p.device && !missing.empty()) throw NoGpu(missing);
     const bool device = !p.host_only && missing.empty();
@@ -107,6 +157,7 @@ int do_prop(PropOpts& p) {
     // A variant that names nothing would make every generated case a discard: bad input, now.
     validate_selection(CheckOptions{.families = p.families, .variants = p.variants});
     if (p.seed == 0) p.seed = static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) % 1000000007ull;
+    if (sp.workers) return spread_prop(p, sp, p.families.empty() ? families().size() : p.families.size());
     // RapidCheck reads its configuration once, from the environment. max_size stays <= 100.
     const std::string params = "seed=" + std::to_string(p.seed) + " max_success=" + std::to_string(p.count) +
                                " max_size=100 max_discard_ratio=50 verbose_progress=0 verbose_shrinking=0";
@@ -144,6 +195,8 @@ void add_prop_verb(CLI::App& app, int& rc) {
     c->add_flag("--append", p.append, "append a shrunk counterexample to shapes/regressions.shapes");
     c->add_flag("--verbose", p.verbose, "print every case");
     c->add_option("--root", p.root, "directory holding shapes/");
+    c->add_option("--gpus", p.gpus, "spread over GPUs: all or N, one worker process per GPU, each its share of --count from its own seed");
+    c->add_option("--workers", p.workers, "spread over N worker processes (as --gpus, every worker sees every GPU)");
     c->callback([&rc, owned] { rc = do_prop(*owned); });
 }
 

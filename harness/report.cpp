@@ -113,6 +113,7 @@ nlohmann::json to_json(const Result& r) {
                         {"passed", r.passed()}, {"ms", r.ms}, {"differences", diffs}};
     if (!r.note.empty()) j["note"] = r.note;
     if (r.mutant) j["mutant_expect"] = r.expect;
+    if (r.order >= 0) j["order"] = r.order;
     return j;
 }
 

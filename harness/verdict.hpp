@@ -46,6 +46,7 @@ struct Result {
     bool mutant = false;
     std::string expect;  // mutants: the verdict they must produce
     double ms = 0;
+    int64_t order = -1;  // its place in the unsharded run (sharded reports merge back into it); -1: none
 
     // A mutant passes when caught with its class; anything else when ok or skipped.
     bool passed() const;

@@ -14,6 +14,11 @@ namespace bitgate::cuda {
 // for where it is not allowed runs direct. Same bytes either way.
 enum class ProjQ8Path { automatic, direct, staged };
 
+// v2 and fused4 launch as dependents on sm_90 (kernels/pdl.cuh): a projection may start while
+// the kernel before it in the stream runs, fetching its weights, and waits for that kernel to
+// complete before it reads xq or writes y. So w must not be written by kernels still running
+// in the stream when the projection is enqueued (weights are loaded once, before any of them).
+//
 // Projections of an activation already quantized to xq (k/32 blocks): one launch each.
 // w is [n][k/32] blocks; fused4 reads four such matrices and writes four y.
 void proj_q8_0_v1(const BlockQ8_0* w, const BlockQ8_0* xq, float* y, int64_t n, int64_t k, cudaStream_t stream);

@@ -18,6 +18,7 @@
 
 #include "bitgate/formats.hpp"
 #include "bitgate/proj_q8_0_order.hpp"
+#include "pdl.cuh"
 #include "sm_count.cuh"
 #include "bitgate/q8_words.hpp"
 
@@ -221,6 +222,16 @@ __global__ void __launch_bounds__(128) proj_v2_kernel(Mats m, const BlockQ8_0* _
         }
     }
 
+    // Launched as dependent (kernels/pdl.cuh): up to here the kernel has read nothing and, staged,
+    // only started copies of its weights, which no kernel of a decode step writes (callers load
+    // them once); the activation xq below is the output of the kernel before it (the quantize, or
+    // the hoist), and y is written after it, so the wait goes here. Then the next projection may
+    // start: it too waits before touching xq or y. Only when the work starts moves, never what is
+    // summed or in which order: each output's reduction (blocks t, t+W, ... per lane, the xor
+    // tree, warps in order) is the one above and in proj_q8_0_order.hpp, so the bytes are v2's.
+    wait_for_producer();
+    allow_dependents();
+
     // The activation, kActBatch blocks per thread at a time: all their loads are in flight
     // before the first store, so a long row costs a couple of round trips, not one per block.
     for (int b0 = threadIdx.x; b0 < bpr; b0 += kActBatch * blockDim.x) {
@@ -321,7 +332,7 @@ void launch_v2_as(const Mats& m, const BlockQ8_0* xq, int64_t n, int64_t bpr, cu
     const size_t smem = v2_smem_bytes(bpr, NW, kStaged, rows);
     const int64_t blocks = (n * m.count + rows - 1) / rows;
     const int64_t resident = int64_t(blocks_per_sm(kernel, rows * 32, smem)) * device_sm_count();
-    kernel<<<unsigned(std::min(blocks, resident)), rows * 32, smem, stream>>>(m, xq, n, int(bpr));
+    launch_dependent(kernel, unsigned(std::min(blocks, resident)), unsigned(rows * 32), smem, stream, m, xq, n, int(bpr));
 }
 
 // How the weights reach the lanes; automatic picks staged wherever it is allowed.

@@ -4,6 +4,7 @@
 
 #include "bitgate/q8_round.hpp"
 #include "bitgate/spec.hpp"
+#include "pdl.cuh"
 
 namespace bitgate::cuda {
 
@@ -14,6 +15,9 @@ constexpr int kWarpsPerBlock = 8;
 // One warp per Q8_0 block, one lane per value. The maximum of finite values is order-independent
 // and exact, so the shuffle tree needs no fixed shape (NaNs are placed by a ballot, below); the division and reciprocal are IEEE (-prec-div=true).
 __global__ void quantize_q8_0_kernel(const float* __restrict__ x, BlockQ8_0* __restrict__ y, int64_t nblocks) {
+    // A projection launched as dependent after this kernel may start now and fetch its weights:
+    // it waits for this kernel to complete before it reads y (kernels/pdl.cuh).
+    allow_dependents();
     const int64_t b = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     if (b >= nblocks) return;  // whole warps leave together: b is uniform across a warp

@@ -199,5 +199,23 @@ expect 2 'ids: token 1: id 4 is outside \[0, 4\)' -- "$bg" run --family embed --
 printf '\x00\x80\x00\x00' >"$tmp/pos.bin"
 expect 2 'pos: token 0: position 32768 is outside \[0, 32767\]' -- "$bg" run --family rope --variant v1 --shape "n=1 heads=1 head_dim=4 base=10000" --input "pos=$tmp/pos.bin" --out "$tmp"
 
+# bench/peer-llama.sh without a source tree or a GPU: the catalog shapes it times, and its case
+# file written against a stand-in ggml.h whose numbering is arbitrary (so the file must carry it).
+peer=$src/bench/peer-llama.sh
+expect 0 '^proj_q8_0 q8_0 4096 14336 1 n=4096:k=14336:g=1$' -- "$peer" --cases
+expect 0 '^mmq_q8_0 q8_0 18944 3584 3325 N=18944:K=3584:n=3325$' -- "$peer" --cases
+[[ $("$peer" --cases | grep -c ' q8_0 96 7168 1 ') -eq 1 ]] && passes=$((passes + 1)) || { echo "FAIL: peer-llama: 96 x 7168 listed twice"; fails=$((fails + 1)); }
+mkdir -p "$tmp/ggml/include"
+printf 'enum ggml_type { GGML_TYPE_F32 = 0, GGML_TYPE_Q8_0 = 8 };\nenum ggml_op { GGML_OP_NONE = 0, GGML_OP_MUL_MAT = 29 };\n' >"$tmp/ggml/include/ggml.h"
+if command -v "${CC:-cc}" >/dev/null; then
+    "$peer" --test-file "$tmp/ggml" "$tmp/cases.txt" >/dev/null 2>&1
+    expect 0 '^29 0 12288 1 1 1 0 2 8 7168 12288 1 1 0 0 0 0 0 7168 1 1 1 0 0 0 0 bitgate:proj_q8_0:n=12288:k=7168:g=1$' -- cat "$tmp/cases.txt"
+    expect 0 '^29 0 3584 512 1 1 0 2 8 3584 3584 1 1 0 0 0 0 0 3584 512 1 1 0 0 0 0 bitgate:mmq_q8_0:N=3584:K=3584:n=512$' -- cat "$tmp/cases.txt"
+    expect 0 '^29 0 4096 1 1 1 0 2 0 4096 4096 1 1 0 0 0 0 0 4096 1 1 1 0 0 0 0 bitgate:proj_f32:n=4096:k=4096$' -- cat "$tmp/cases.txt"
+fi
+expect 2 'peer-llama: .*/none: no such directory' -- "$peer" "$tmp/none"
+expect 2 'not a ggml or llama.cpp source tree' -- "$peer" "$tmp/ptx"
+expect 2 'usage' -- "$peer" --test-file "$tmp/ggml"
+
 echo "$passes passed, $fails failed"
 [[ $fails -eq 0 ]]

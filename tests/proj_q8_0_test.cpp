@@ -514,8 +514,76 @@ TEST(ProjQ8Device, BuffersAndLaunchCounts) {
     CUDA_OK(cudaGetLastError());
 }
 
+// The projections are launched as dependents (kernels/pdl.cuh): they may start while the
+// quantize before them runs, and must wait for it before reading xq. Two activations take turns
+// through one xq, quantize then project with nothing between them, on a stream of the test's own
+// and replayed from a CUDA graph: every projection must give the bytes of the activation just
+// quantized, never of the one before.
+TEST(ProjQ8Device, DependentLaunchWaitsForTheQuantize) {
+    BITGATE_REQUIRE_GPU();
+    const Case c{1024, 7168, 4};
+    const Inputs in(c, "uniform");
+    std::vector<uint8_t> x2(in.x.size());
+    inputs::fill_f32(x2, GenRequest{.seed = 12, .profile = "outliers", .tensor = "x"}, uint64_t(c.k));
+    std::vector<float> y2(in.y.size());
+    ref::proj_q8_0_group(reinterpret_cast<const float*>(x2.data()), reinterpret_cast<const BlockQ8_0*>(in.w.data()), y2.data(), c.n,
+                         c.k, c.g, {.width = proj_q8_0_v2_width(c.k / 32)});
+    ASSERT_FALSE(same_bytes(in.y, y2));
+    constexpr int kRounds = 16;
+    const size_t ys = size_t(c.g * c.n);
+    DeviceBuffer<uint8_t> w(in.w.size());
+    DeviceBuffer<float> x{2 * size_t(c.k)}, y{kRounds * ys};
+    DeviceBuffer<BlockQ8_0> xq{size_t(c.k / 32)};
+    ASSERT_TRUE(w.p && x.p && y.p && xq.p);
+    const auto* wd = reinterpret_cast<const BlockQ8_0*>(w.p);
+    CUDA_OK(cudaMemcpy(w.p, in.w.data(), in.w.size(), cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(x.p, in.x.data(), in.x.size(), cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemcpy(x.p + c.k, x2.data(), x2.size(), cudaMemcpyHostToDevice));
+    cudaStream_t s = nullptr;
+    CUDA_OK(cudaStreamCreate(&s));
+    for (bool fused : {false, true}) {
+        for (bool graph : {false, true}) {
+            SCOPED_TRACE(testing::Message() << (fused ? "hoisted fused4" : "hoisted") << (graph ? ", graph replay" : ", stream"));
+            CUDA_OK(cudaMemset(y.p, 0xff, kRounds * ys * 4));
+            auto rounds = [&] {
+                for (int r = 0; r < kRounds; ++r) {
+                    const float* xr = x.p + (r % 2) * c.k;
+                    if (fused)
+                        cuda::proj_q8_0_hoisted_fused4(xr, wd, y.p + r * ys, c.n, c.k, xq.p, s);
+                    else
+                        cuda::proj_q8_0_hoisted(xr, wd, y.p + r * ys, c.n, c.k, c.g, xq.p, s);
+                }
+            };
+            if (graph) {
+                cudaGraph_t g = nullptr;
+                cudaGraphExec_t exec = nullptr;
+                CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+                rounds();
+                CUDA_OK(cudaStreamEndCapture(s, &g));
+                CUDA_OK(cudaGraphInstantiate(&exec, g, 0));
+                for (int rep = 0; rep < 3; ++rep) CUDA_OK(cudaGraphLaunch(exec, s));
+                CUDA_OK(cudaStreamSynchronize(s));
+                cudaGraphExecDestroy(exec);
+                cudaGraphDestroy(g);
+            } else {
+                rounds();
+            }
+            CUDA_OK(cudaStreamSynchronize(s));
+            std::vector<float> got(kRounds * ys);
+            CUDA_OK(cudaMemcpy(got.data(), y.p, got.size() * 4, cudaMemcpyDeviceToHost));
+            for (int r = 0; r < kRounds; ++r) {
+                const std::vector<float> yr(got.begin() + r * ys, got.begin() + (r + 1) * ys);
+                EXPECT_TRUE(same_bytes(yr, r % 2 ? y2 : in.y)) << "round " << r;
+            }
+        }
+    }
+    CUDA_OK(cudaStreamDestroy(s));
+    CUDA_OK(cudaGetLastError());
+}
+
 #else
 
+TEST(ProjQ8Device, DependentLaunchWaitsForTheQuantize) { BITGATE_REQUIRE_GPU(); }
 TEST(ProjQ8Device, EveryPathMatchesTheModel) { BITGATE_REQUIRE_GPU(); }
 TEST(ProjQ8Device, BuffersAndLaunchCounts) { BITGATE_REQUIRE_GPU(); }
 

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# llama.cpp's own timing of the matrix products in our bench catalogs, on the same card, for
+# bench/RESULTS.md's comparisons (its header says how the two sets of figures differ).
+#
+#   bench/peer-llama.sh GGML_DIR     build test-backend-ops with CUDA from GGML_DIR (a ggml or a
+#                                    llama.cpp source tree the user supplies; it is never part of
+#                                    this repository: keep it in the git-ignored .peer/), run
+#                                    `test-backend-ops perf -o MUL_MAT` on our catalog shapes and
+#                                    print one line per shape
+#   bench/peer-llama.sh --cases      print the shapes only (no source tree needed)
+#   bench/peer-llama.sh --test-file GGML_DIR FILE
+#                                    write the test-backend-ops case file only (no build, no GPU)
+#
+# The shapes: proj_q8_0 (n x k, Q8_0 weights, 1 token: llama.cpp's MMVQ path), proj_f32 (f32
+# weights, 1 token) and mmq_q8_0 (N x K, n tokens: the MMQ path) lines marked `bench`. Each is a
+# MUL_MAT of weights [m rows][k] and an f32 activation [tokens][k], as llama.cpp runs it.
+#
+# Cases reach test-backend-ops through its --test-file option (generic ops, one per line). Its
+# numbering of ops and types is read from GGML_DIR's own ggml.h by a small probe compiled there,
+# so the file matches the tree's version. A tree without --test-file runs only its built-in
+# perf cases; of ours those hold 4096 x 14336 at 1 and 512 tokens.
+#
+# Environment: PEER_BUILD (build directory, default .peer/build-ggml), CUDA_ARCH (default 90),
+# JOBS (default: the processor count), PEER_BACKEND (default CUDA0), CC (probe compiler, default cc).
+# A source tree small enough to carry to a GPU machine: `git -C CLONE archive HEAD | tar -x -C
+# .peer/ggml` (a ggml tree is about 22 MiB without its history).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+die() { echo "peer-llama: $*" >&2; exit 2; }
+
+# family type m k tokens label, one line per catalog bench line of the three families.
+cases() {
+    local f
+    for f in proj_q8_0 proj_f32 mmq_q8_0; do
+        [[ -r "$root/shapes/$f.shapes" ]] || die "$root/shapes/$f.shapes: cannot read"
+        awk -v fam="$f" '
+            { sub(/#.*/, "") }
+            {
+                bench = 0; delete v
+                for (i = 1; i <= NF; ++i) {
+                    if ($i == "bench") bench = 1
+                    else if (split($i, kv, "=") == 2) v[kv[1]] = kv[2]
+                }
+                if (!bench) next
+                if (fam == "mmq_q8_0") printf "%s q8_0 %s %s %s N=%s:K=%s:n=%s\n", fam, v["N"], v["K"], v["n"], v["N"], v["K"], v["n"]
+                else if (fam == "proj_q8_0") printf "%s q8_0 %s %s 1 n=%s:k=%s:g=%s\n", fam, v["n"], v["k"], v["n"], v["k"], v["g"]
+                else printf "%s f32 %s %s 1 n=%s:k=%s\n", fam, v["n"], v["k"], v["n"], v["k"]
+            }' "$root/shapes/$f.shapes"
+    done
+}
+
+# One product per distinct (type, m, k, tokens): a g=4 line times the same product as g=1.
+unique_cases() { cases | awk '!seen[$2" "$3" "$4" "$5]++'; }
+
+include_dir() {
+    local d
+    for d in "$1/ggml/include" "$1/include"; do
+        [[ -f "$d/ggml.h" ]] && { echo "$d"; return; }
+    done
+    die "$1: no ggml/include/ggml.h or include/ggml.h (not a ggml or llama.cpp source tree)"
+}
+
+# "MUL_MAT F32 Q8_0" as the tree numbers them.
+enum_values() {
+    local inc probe out=""
+    inc=$(include_dir "$1")
+    probe=$(mktemp -d)
+    printf '#include <stdio.h>\n#include "ggml.h"\nint main(void) { printf("%%d %%d %%d\\n", (int)GGML_OP_MUL_MAT, (int)GGML_TYPE_F32, (int)GGML_TYPE_Q8_0); return 0; }\n' \
+        >"$probe/probe.c"
+    if "${CC:-cc}" -I"$inc" -o "$probe/probe" "$probe/probe.c" >"$probe/log" 2>&1; then out=$("$probe/probe"); fi
+    [[ -n $out ]] || { cat "$probe/log" >&2; rm -rf "$probe"; die "$inc/ggml.h: the enum probe did not compile"; }
+    rm -rf "$probe"
+    echo "$out"
+}
+
+# test-backend-ops --test-file lines: op, out type, out ne[4], 0 op params, 2 sources (type,
+# ne[4], nb[4] = 0: contiguous), name. Weights ne = {k, m}, activation ne = {k, tokens}.
+write_test_file() {
+    local vals all op f32 q8 family type m k tokens label ta
+    vals=$(enum_values "$1")
+    all=$(unique_cases)
+    read -r op f32 q8 <<<"$vals"
+    while read -r family type m k tokens label; do
+        ta=$f32
+        [[ $type == q8_0 ]] && ta=$q8
+        echo "$op $f32 $m $tokens 1 1 0 2 $ta $k $m 1 1 0 0 0 0 $f32 $k $tokens 1 1 0 0 0 0 bitgate:$family:$label"
+    done <<<"$all" >"$2" || die "$2: cannot write"
+}
+
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
+case "${1:-}" in
+    --cases) all=$(unique_cases); echo "$all"; exit 0 ;;
+    --test-file) [[ $# -eq 3 ]] || die "usage: $0 --test-file GGML_DIR FILE"; write_test_file "$2" "$3"; exit 0 ;;
+    -h | --help) usage; exit 0 ;;
+    "") usage >&2; exit 2 ;;
+    -*) die "$1: unknown option (see --help)" ;;
+esac
+[[ $# -eq 1 ]] || die "one source tree expected (see --help)"
+
+src=$(cd "$1" 2>/dev/null && pwd) || die "$1: no such directory"
+include_dir "$src" >/dev/null
+build=${PEER_BUILD:-$root/.peer/build-ggml}
+jobs=${JOBS:-$(nproc)}
+backend=${PEER_BACKEND:-CUDA0}
+
+mkdir -p "$build" || die "$build: cannot create"
+# CUDA graphs on, as llama.cpp builds them; its flash-attention kernels and NCCL off (MUL_MAT
+# needs neither, and they are most of the build time and a library the GPU machine may lack).
+echo "== build test-backend-ops (CUDA, sm_${CUDA_ARCH:-90}) from $src into $build"
+cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DGGML_CUDA=ON -DGGML_NATIVE=OFF \
+    -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DGGML_CUDA_GRAPHS=ON -DGGML_CUDA_FA=OFF -DGGML_CUDA_NCCL=OFF \
+    -DGGML_BUILD_TESTS=ON -DLLAMA_BUILD_TESTS=ON -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
+    -DLLAMA_CURL=OFF >"$build/bitgate-configure.log" 2>&1 ||
+    { tail -20 "$build/bitgate-configure.log"; die "cmake configure failed (log: $build/bitgate-configure.log)"; }
+cmake --build "$build" --target test-backend-ops -j "$jobs" >"$build/bitgate-build.log" 2>&1 ||
+    { tail -30 "$build/bitgate-build.log"; die "build failed (log: $build/bitgate-build.log)"; }
+tbo=$(find "$build" -name test-backend-ops -type f -perm -u+x | head -1)
+[[ -n $tbo ]] || die "$build: no test-backend-ops after the build"
+echo "binary: $tbo"
+
+strip_colors() { sed 's/\x1b\[[0-9;]*m//g'; }
+help=$("$tbo" --help 2>&1 || true)  # its usage exits 1
+echo "== llama.cpp test-backend-ops perf -o MUL_MAT -b $backend"
+echo "   (back-to-back: many runs of one op in one ggml graph; weights not rotated; us/run of"
+echo "    q8_0 with 1 token includes its activation quantize to q8_1; its 'GB/s' is GiB/s;
+    a g=4 line times one matrix of the group: the group is four such products)"
+if grep -q -- --test-file <<<"$help"; then
+    file=$build/bitgate-mul-mat.cases
+    write_test_file "$src" "$file"
+    { "$tbo" perf -o MUL_MAT -b "$backend" --test-file "$file" 2>&1 ||
+        echo "peer-llama: test-backend-ops exited with an error (log: $build/perf.log)" >&2; } |
+        strip_colors | tee "$build/perf.log" |
+        awk '/name=bitgate:/ {
+                 match($0, /name=bitgate:[^,]*/)
+                 tag = substr($0, RSTART + 13, RLENGTH - 13)
+                 n = split($0, part, "):")
+                 result = part[n]
+                 sub(/^[ \t]*/, "", result)
+                 printf "%-40s %s\n", tag, result
+             }'
+else
+    echo "   (this tree has no --test-file: its built-in perf cases only)"
+fi
+# The built-in cases that match a catalog shape (4096 x 14336 at 1 and 512 tokens), selected with
+# -p where the tree has it (without it every type's MUL_MAT would run, minutes of them).
+if grep -q -- '-p <params regex>' <<<"$help"; then
+    { "$tbo" perf -o MUL_MAT -b "$backend" -p 'type_a=(q8_0|f32),type_b=f32,m=4096,n=(1|512),k=14336,' 2>&1 || true; } |
+        strip_colors | grep -E 'MUL_MAT\(type_a=(q8_0|f32),type_b=f32,m=4096,n=(1|512),k=14336,' || true
+fi
