@@ -3,7 +3,9 @@
 # else, into their own object library whose objects every target linking bitgate_kernels links
 # too. The rest of the project keeps CMAKE_CUDA_ARCHITECTURES. Where CUDA is off, or the build
 # does not target 90, or nvcc predates sm_90a, they are not built: their variants then have no
-# device launcher and the engine skips their device checks with that reason.
+# device launcher and the engine skips their device checks with that reason. Where they are built,
+# BITGATE_HAVE_SM90A is defined for the specs, the mutants and the tests, which then name their
+# plain launchers (specs/mmq_q8_0.cpp, mutants/mmq_q8_0.cpp).
 if(NOT BITGATE_HAVE_CUDA)
   return()
 endif()
@@ -37,9 +39,11 @@ function(bitgate_sm90a_objects target)
 endfunction()
 
 # Object files as interface sources: they reach every executable that links bitgate_kernels
-# (bitgate_mutants), as static registration needs the objects themselves, not an archive.
+# (bitgate_mutants), beside the other kernels' objects.
 bitgate_sm90a_objects(bitgate_kernels_sm90a ${BITGATE_SM90A_SRC})
 target_sources(bitgate_kernels INTERFACE $<TARGET_OBJECTS:bitgate_kernels_sm90a>)
+target_compile_definitions(bitgate_specs PUBLIC BITGATE_HAVE_SM90A=1)
+target_compile_definitions(bitgate_mutants PUBLIC BITGATE_HAVE_SM90A=1)
 if(BITGATE_SM90A_MUTANT_SRC)
   bitgate_sm90a_objects(bitgate_mutants_sm90a ${BITGATE_SM90A_MUTANT_SRC})
   target_sources(bitgate_mutants INTERFACE $<TARGET_OBJECTS:bitgate_mutants_sm90a>)

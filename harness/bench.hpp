@@ -11,7 +11,6 @@ namespace bitgate {
 
 struct BenchOptions {
     std::vector<std::string> families, variants;
-    std::vector<std::string> shapes;  // "family: k=.. n=.." lines instead of the catalogs' bench lines
     std::string root, json;
     int min_iters = 20;
     double target_ms = 300;  // time spent per row, per timing

@@ -261,7 +261,7 @@ std::vector<Result> CheckSession::check_group(const CaseGroup& g, const GoldenFi
         if (o.device && !is_host_mutant(*v)) {
             Result r = base_result(g, *v, "device");
             const auto t1 = std::chrono::steady_clock::now();
-            if (!f.device.count(v->name)) {
+            if (!v->launch) {
                 r.verdict = Verdict::skipped;
                 r.note = "no device launcher for this variant";
             } else if (device_lost()) {

@@ -2,8 +2,10 @@
 // ceiling measured in the same run; bytes, launches.
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "bench.hpp"
+#include "bench_plot.hpp"
 #include "cli.hpp"
 #include "device.hpp"
 #include "errors.hpp"
@@ -21,8 +23,13 @@ void add_bench_verb(CLI::App& app, int& rc) {
     c->add_option("--root", o.root, "directory holding shapes/");
     c->add_option("--json", o.json, "write the rows as JSON");
     c->add_option("--min-iters", o.min_iters, "timed isolated calls at least (default 20)");
-    c->callback([&rc, owned] {
+    auto plot = std::make_shared<BenchPlotOptions>();
+    add_bench_plot_options(*c, *plot);
+    CLI::App* plot_verb = add_bench_plot_verb(*c, rc);
+    c->callback([&rc, owned, plot, plot_verb] {
+        if (plot_verb->parsed()) return;  // `bench plot` drew a saved run
         BenchOptions& o = *owned;
+        check_bench_plot(*plot);
         for (const auto& f : o.families) (void)family(f);
         if (std::string why = gpu_missing(); !why.empty()) throw NoGpu(why);
         // The JSON target is opened first, so that a path it cannot write fails before the run.
@@ -33,10 +40,13 @@ void add_bench_verb(CLI::App& app, int& rc) {
         d.l2_bytes = device_l2_bytes();
         const auto rows = run_bench(o, d.read_ceiling_gbps);
         std::fputs(bench_table(d, rows).c_str(), stdout);
-        if (out) {
+        if (out || !plot->out.empty()) {
             const std::string j = bench_json(d, rows);
-            out->write(j.data(), j.size());
-            out->commit();
+            if (out) {  // first: a picture that fails does not cost the numbers
+                out->write(j.data(), j.size());
+                out->commit();
+            }
+            if (!plot->out.empty()) draw_bench(nlohmann::json::parse(j), "bench", *plot);
         }
         rc = exit_ok;
     });

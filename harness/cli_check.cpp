@@ -103,7 +103,7 @@ size_t mutants_linked() {
 }
 
 // check or golden check as workers (--gpus, --workers): the workers' merged results shown and
-// reported as the run's own; the exit code is the worse of the workers' and the merged verdict's.
+// reported as the run's own; the exit code is the merged verdict's, or a worker's above 1.
 int spread_verb(const char* verb, const CommonOpts& c, const CheckOptions& o, const Spread& sp) {
     const auto t0 = std::chrono::steady_clock::now();
     SpreadRun run = spread_run(sp, command_line(), o.shard_index, o.shard_count);
@@ -116,7 +116,10 @@ int spread_verb(const char* verb, const CommonOpts& c, const CheckOptions& o, co
     std::string device = run.device;
     if (sp.gpus && sp.workers > 1) device = std::to_string(sp.workers) + " x " + device;
     const int rc = finish(verb, c, o, run.results, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), device);
-    return std::max({rc, int(mutants_ok ? exit_ok : exit_failed), run.worst_rc});
+    // A worker's exit 1 speaks for its shard only (under --mutants, a mutant its shard never
+    // caught); the merged results above are the run's verdict. Codes above 1 still win.
+    const int worker_rc = run.worst_rc > int(exit_failed) ? run.worst_rc : int(exit_ok);
+    return std::max({rc, int(mutants_ok ? exit_ok : exit_failed), worker_rc});
 }
 
 int do_check(const CommonOpts& c) {
@@ -314,7 +317,7 @@ void do_list(const std::string& what, const std::string& root) {
             std::printf("  dims:%s\n", dims.c_str());
             for (const VariantSpec& v : f->variants)
                 std::printf("  %-14s %s%s%s\n", v.name.c_str(), v.mutant ? "[mutant] " : "", v.summary.c_str(),
-                            f->device.count(v.name) ? "" : "  (host model only)");
+                            v.launch ? "" : "  (host model only)");
         }
     }
     if (all || what == "claims") {

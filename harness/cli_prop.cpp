@@ -47,8 +47,12 @@ int prop_family(const FamilySpec& f, const PropOpts& p, bool device, size_t& sha
     std::vector<Result> last_fail;
     size_t runs = 0;
     const auto real = real_variants(f);
+    // Drawn for the cases RapidCheck counts; gone before it prints its verdict or shrinks.
+    Progress progress("cases");
+    bool failing = false;
     const bool ok = rc::check(f.name + " over generated shapes", [&] {
         Shape s;
+        s.family = f.name;
         for (const Dim& d : f.dims) {
             s.names.push_back(d.name);
             s.values.push_back(*dim_gen(d).as(d.name));
@@ -63,13 +67,17 @@ int prop_family(const FamilySpec& f, const PropOpts& p, bool device, size_t& sha
                 g.variants.push_back(v);
         RC_PRE(!g.variants.empty());
         ++runs;
+        if (!failing) progress(runs - 1, p.count, f.name);
         const auto rs = session.check_group(g, nullptr);
+        if (failing || runs >= p.count || p.verbose) progress.clear();
         std::vector<Result> bad;
         for (const Result& r : rs)
             if (!r.passed()) bad.push_back(r);
         if (p.verbose)
             for (const Result& r : rs) print_result(stdout, r);
         if (!bad.empty()) {
+            failing = true;
+            progress.clear();
             last_line = catalog_line(f, s, seed, profile);
             last_fail = bad;
             RC_FAIL(last_line + ": " + verdict_name(bad.front().verdict));

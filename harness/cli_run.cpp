@@ -103,14 +103,14 @@ int do_run(const RunOpts& o) {
     std::vector<Bytes> out;
     if (o.device) {
         if (std::string why = gpu_missing(); !why.empty()) throw NoGpu(why);
-        if (!f.device.count(v.name)) throw BadInput(f.name + "/" + v.name + " has no device launcher");
+        if (!v.launch) throw BadInput(f.name + "/" + v.name + " has no device launcher");
         std::vector<DeviceBuffer> bi, bo, bw;
-        DeviceIo io;
+        DeviceIo io{.family = &f};
         for (const Bytes& b : in) { bi.emplace_back(b.size()); bi.back().fill(0); bi.back().upload(b); io.in.push_back(bi.back().data()); }
         for (size_t n : tensor_bytes(f, s, Role::output)) { bo.emplace_back(n); bo.back().fill(kPoisonA); io.out.push_back(bo.back().data()); }
         for (size_t n : tensor_bytes(f, s, Role::workspace)) { bw.emplace_back(n); bw.back().fill(kPoisonA); io.work.push_back(bw.back().data()); }
-        if (auto p = f.device_prepare.find(v.name); p != f.device_prepare.end()) p->second(s, io);
-        f.device.at(v.name)(s, io);
+        if (v.prepare) v.prepare(s, io);
+        v.launch(s, io);
         if (std::string err = device_sync(); !err.empty()) throw std::runtime_error("launch failed: " + err);
         for (auto& b : bo) out.push_back(b.download());
     } else {

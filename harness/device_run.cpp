@@ -10,9 +10,10 @@ namespace bitgate {
 namespace {
 
 struct Buffers {
+    const FamilySpec* family = nullptr;
     std::vector<DeviceBuffer> in, out, work;
     DeviceIo io() const {
-        DeviceIo io;
+        DeviceIo io{.family = family};
         for (auto& b : in) io.in.push_back(b.data());
         for (auto& b : out) io.out.push_back(b.data());
         for (auto& b : work) io.work.push_back(b.data());
@@ -25,7 +26,7 @@ struct Buffers {
 DeviceOutcome run_device(const DeviceCase& c) {
     const FamilySpec& f = *c.family;
     const Shape& s = c.shape;
-    const DeviceLauncher& launch = f.device.at(c.variant->name);
+    const DeviceLauncher& launch = c.variant->launch;
     const auto ins = tensors_of(f, Role::input), outs = tensors_of(f, Role::output), works = tensors_of(f, Role::workspace);
 
     DeviceOutcome r;
@@ -35,7 +36,7 @@ DeviceOutcome run_device(const DeviceCase& c) {
         r.diffs.push_back(std::move(d));
     };
 
-    Buffers b;
+    Buffers b{.family = &f};
     for (const Bytes& x : *c.in) b.in.emplace_back(x.size());
     for (size_t n : tensor_bytes(f, s, Role::output)) b.out.emplace_back(n);
     for (size_t n : tensor_bytes(f, s, Role::workspace)) b.work.emplace_back(n);
@@ -48,7 +49,7 @@ DeviceOutcome run_device(const DeviceCase& c) {
             b.in[i].upload(in[i]);
         }
         for (auto& o : b.out) o.fill(poison);
-        if (auto p = f.device_prepare.find(c.variant->name); p != f.device_prepare.end()) p->second(s, b.io());
+        if (c.variant->prepare) c.variant->prepare(s, b.io());
         launch(s, b.io());
         if (std::string err = device_sync(); !err.empty()) {
             note(Difference{.tensor = "launch", .verdict = Verdict::launch_error, .bytes = 1,
@@ -92,7 +93,7 @@ DeviceOutcome run_device(const DeviceCase& c) {
             // Run D: the same new inputs in fresh buffers (addresses never used before). Right
             // there, the kernel kept something from run A keyed on where its data lived: stale
             // on reuse. Wrong there too, it is simply wrong on these values.
-            Buffers fresh;
+            Buffers fresh{.family = &f};
             for (const Bytes& x : *c.in_c) {
                 fresh.in.emplace_back(x.size());
                 fresh.in.back().fill(0);
@@ -100,7 +101,7 @@ DeviceOutcome run_device(const DeviceCase& c) {
             }
             for (size_t n : tensor_bytes(f, s, Role::output)) { fresh.out.emplace_back(n); fresh.out.back().fill(kPoisonA); }
             for (size_t n : tensor_bytes(f, s, Role::workspace)) { fresh.work.emplace_back(n); fresh.work.back().fill(kPoisonA); }
-            if (auto p = f.device_prepare.find(c.variant->name); p != f.device_prepare.end()) p->second(s, fresh.io());
+            if (c.variant->prepare) c.variant->prepare(s, fresh.io());
             launch(s, fresh.io());
             bool d_right = device_sync().empty();
             for (size_t i = 0; i < outs.size() && d_right; ++i) d_right = fresh.out[i].download() == (*c.expected_c)[i];

@@ -71,7 +71,7 @@ Attempt attempt(const FamilySpec& f, const VariantSpec& v, const Shape& s, const
     }
     for (size_t n : tensor_bytes(f, s, Role::output)) a.out.emplace_back(n, poison);
     for (size_t n : tensor_bytes(f, s, Role::workspace)) a.work.emplace_back(n, poison);
-    HostIo io;
+    HostIo io{.family = &f};
     for (auto& g : a.in) io.in.emplace_back(g.data(), g.size);
     for (auto& g : a.out) io.out.emplace_back(g.data(), g.size);
     for (auto& g : a.work) io.work.emplace_back(g.data(), g.size);

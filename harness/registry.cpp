@@ -112,6 +112,7 @@ std::string shape_problem(const FamilySpec& f, const VariantSpec* v, const Shape
 
 Shape parse_shape(const FamilySpec& f, const std::vector<std::string>& tokens, const std::string& where) {
     Shape s;
+    s.family = f.name;
     for (const Dim& d : f.dims) {
         s.names.push_back(d.name);
         s.values.push_back(-1);

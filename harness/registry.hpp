@@ -1,4 +1,4 @@
-// Lookups over the families registered at start-up (kernels/include/bitgate/spec.hpp).
+// Lookups over the families registered at start-up (harness/include/bitgate/spec.hpp).
 #pragma once
 #include <cstdint>
 #include <optional>

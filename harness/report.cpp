@@ -211,16 +211,4 @@ void write_junit(const std::string& path, const RunInfo& info, const std::vector
 const char* bitgate_version() { return BITGATE_VERSION_STRING; }
 const char* build_commit() { return BITGATE_BUILD_COMMIT; }
 
-Progress::Progress() : on(isatty(2) && !std::getenv("CI")) {}
-
-void Progress::operator()(size_t done, size_t total, const std::string& current) const {
-    if (!on) return;
-    std::fprintf(stderr, "\r\033[K[%zu/%zu] %s", done, total, current.substr(0, 100).c_str());
-    std::fflush(stderr);
-}
-
-void Progress::clear() const {
-    if (on) std::fprintf(stderr, "\r\033[K");
-}
-
 }  // namespace bitgate

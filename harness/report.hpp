@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "progress.hpp"  // the verbs that report show progress with it
 #include "verdict.hpp"
 
 namespace bitgate {
@@ -51,13 +52,5 @@ void write_junit(const std::string& path, const RunInfo& info, const std::vector
 inline constexpr int kJsonFormat = 2;  // bumped when a field changes meaning or goes away
 const char* bitgate_version();
 const char* build_commit();  // the commit the binary was built from (configure time)
-
-// Progress on a terminal (stderr), nothing when stderr is not one or CI is set.
-struct Progress {
-    bool on;
-    Progress();
-    void operator()(size_t done, size_t total, const std::string& current) const;
-    void clear() const;
-};
 
 }  // namespace bitgate

@@ -1,7 +1,7 @@
 // add: the residual add y = a + b over n f32 values (y may be a). One launch; a, b, y 16-byte
 // aligned (any n: the last n % 4 values take a scalar path).
 #pragma once
-#include <cuda_runtime.h>
+#include "bitgate/stream.hpp"
 
 #include <cstdint>
 

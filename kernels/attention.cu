@@ -2,7 +2,6 @@
 
 #include "attention_launch.cuh"
 #include "bitgate/attention_order.hpp"
-#include "bitgate/spec.hpp"
 
 namespace bitgate::cuda {
 
@@ -39,18 +38,5 @@ void attention_f16kv(const float* q, const uint16_t* k_cache, const uint16_t* v_
     attention_decode(q, k_cache, v_cache, L, ctx, n_head, n_kv_head, head_dim, out, static_cast<float*>(work), stream);
     if (bytes) cudaFreeAsync(work, stream);
 }
-
-namespace {
-BITGATE_DEVICE("attention", "prefill", [](const Shape& s, const DeviceIo& io) {
-    return attention_prefill(io.input<float>(0), io.input<uint16_t>(1), io.input<uint16_t>(2), s["n_q"], s["L"],
-                             s["ctx"], s["n_head"], s["n_kv_head"], s["head_dim"], io.output<float>(0),
-                             static_cast<cudaStream_t>(io.stream));
-});
-BITGATE_DEVICE("attention", "decode", [](const Shape& s, const DeviceIo& io) {
-    return attention_decode(io.input<float>(0), io.input<uint16_t>(1), io.input<uint16_t>(2), s["L"], s["ctx"],
-                            s["n_head"], s["n_kv_head"], s["head_dim"], io.output<float>(0), io.workspace<float>(0),
-                            static_cast<cudaStream_t>(io.stream));
-});
-}  // namespace
 
 }  // namespace bitgate::cuda

@@ -4,7 +4,7 @@
 // positions, out [n_q][n_head][head_dim] f32; head_dim 64 or 128. q, the caches and out 16-byte
 // aligned. No cache position >= L is read.
 #pragma once
-#include <cuda_runtime.h>
+#include "bitgate/stream.hpp"
 
 #include <cstddef>
 #include <cstdint>

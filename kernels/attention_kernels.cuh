@@ -1,5 +1,5 @@
 // The attention kernels, templated on head_dim and on a defect (Bug::none in kernels/attention.cu;
-// the others only in kernels/mutants/attention_mutants.cu). The order they follow is the host
+// the others only in mutants/attention.cu). The order they follow is the host
 // model's (refimpl/attention.hpp, docs/attention.md):
 //   s_j   = (fma chain over d ascending from +0 of q[d] * k_j[d]) * scale
 //   split = keys [128 c, 128 c + 128) up to the query's position: m = max, p = exp_det(s - m),

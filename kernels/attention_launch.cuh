@@ -1,5 +1,5 @@
 // The attention launchers, shared by the real kernels (kernels/attention.cu, Bug::none) and the
-// mutants (kernels/mutants/attention_mutants.cu).
+// mutants (mutants/attention.cu).
 #pragma once
 #include <cuda_runtime.h>
 

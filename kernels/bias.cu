@@ -1,7 +1,5 @@
 #include "bias.cuh"
 
-#include "bitgate/spec.hpp"
-
 namespace bitgate::cuda {
 
 namespace {
@@ -37,26 +35,5 @@ void bias_f32_to(const float* x, const float* bias, float* y, int64_t rows, int6
         bias_f32_kernel1<<<unsigned((count + kThreads - 1) / kThreads), kThreads, 0, stream>>>(x, bias, y, count, cols);
     }
 }
-
-namespace {
-
-// Tensors: x (0), bias (1); y (0).
-BITGATE_DEVICE("bias", "v1", [](const Shape& s, const DeviceIo& io) {
-    bias_f32_to(io.input<float>(0), io.input<float>(1), io.output<float>(0), s["n"], s["d"],
-                static_cast<cudaStream_t>(io.stream));
-    return 1;
-});
-// The in-place call as the forward makes it: x copied into y (preparation), then y += bias.
-BITGATE_DEVICE_PREPARE("bias", "inplace", [](const Shape& s, const DeviceIo& io) {
-    cudaMemcpyAsync(io.out[0], io.in[0], size_t(s["n"] * s["d"]) * 4, cudaMemcpyDeviceToDevice,
-                    static_cast<cudaStream_t>(io.stream));
-    return 0;
-});
-BITGATE_DEVICE("bias", "inplace", [](const Shape& s, const DeviceIo& io) {
-    bias_f32(io.output<float>(0), io.input<float>(1), s["n"], s["d"], static_cast<cudaStream_t>(io.stream));
-    return 1;
-});
-
-}  // namespace
 
 }  // namespace bitgate::cuda

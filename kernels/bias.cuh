@@ -2,7 +2,7 @@
 // (bias_f32_to; y may be x). One launch; x, y, bias 16-byte aligned; cols a multiple of 4 takes
 // the float4 path, any other cols the scalar one.
 #pragma once
-#include <cuda_runtime.h>
+#include "bitgate/stream.hpp"
 
 #include <cstdint>
 

@@ -2,10 +2,6 @@
 
 #include <cuda_fp16.h>
 
-#include "bitgate/spec.hpp"
-#include "embed.hpp"
-#include "input_check.cuh"
-
 namespace bitgate::cuda {
 
 namespace {
@@ -76,35 +72,5 @@ void embed_f16(const uint16_t* table, int64_t d, const int32_t* ids, int64_t n, 
 void embed_f32(const float* table, int64_t d, const int32_t* ids, int64_t n, float* out, cudaStream_t stream) {
     launch(ids, d, n, out, LoadF32{reinterpret_cast<const float4*>(table), d / 4}, stream);
 }
-
-namespace {
-
-// Tensors: table (0), ids (1); out (0).
-int validate(const Shape& s, const DeviceIo& io) {
-    check_i32_input("ids", io.input<int32_t>(1), s["n"], static_cast<cudaStream_t>(io.stream),
-                    [&](const int32_t* ids, int64_t n) { return ref::embed_ids_problem(ids, n, s["vocab"]); });
-    return 0;
-}
-
-BITGATE_DEVICE_PREPARE("embed", "f32", validate);
-BITGATE_DEVICE_PREPARE("embed", "f16", validate);
-BITGATE_DEVICE_PREPARE("embed", "q8_0", validate);
-BITGATE_DEVICE("embed", "f32", [](const Shape& s, const DeviceIo& io) {
-    embed_f32(io.input<float>(0), s["d"], io.input<int32_t>(1), s["n"], io.output<float>(0),
-              static_cast<cudaStream_t>(io.stream));
-    return 1;
-});
-BITGATE_DEVICE("embed", "f16", [](const Shape& s, const DeviceIo& io) {
-    embed_f16(io.input<uint16_t>(0), s["d"], io.input<int32_t>(1), s["n"], io.output<float>(0),
-              static_cast<cudaStream_t>(io.stream));
-    return 1;
-});
-BITGATE_DEVICE("embed", "q8_0", [](const Shape& s, const DeviceIo& io) {
-    embed_q8_0(io.input<BlockQ8_0>(0), s["d"], io.input<int32_t>(1), s["n"], io.output<float>(0),
-               static_cast<cudaStream_t>(io.stream));
-    return 1;
-});
-
-}  // namespace
 
 }  // namespace bitgate::cuda

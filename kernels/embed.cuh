@@ -3,7 +3,7 @@
 // out 16-byte aligned. The ids must be in [0, n_vocab): the caller validates them
 // (ref::embed_ids_problem); the kernel reads exactly the n rows the ids name.
 #pragma once
-#include <cuda_runtime.h>
+#include "bitgate/stream.hpp"
 
 #include <cstdint>
 

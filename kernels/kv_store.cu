@@ -2,8 +2,6 @@
 
 #include <cuda_fp16.h>
 
-#include "bitgate/spec.hpp"
-
 namespace bitgate::cuda {
 
 namespace {
@@ -36,23 +34,5 @@ void kv_store_f16(const float* kv, int64_t n, int64_t n_kv_head, int64_t head_di
     kv_store_f16_kernel<<<unsigned((words + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
         reinterpret_cast<const float4*>(kv), words, n_kv_head, head_dim / 4, reinterpret_cast<uint2*>(cache), ctx, pos0);
 }
-
-namespace {
-
-// Tensors: kv (0), cache_in (1); cache (0). The cache is read and written by the forward: the
-// engine's outputs must be wholly written, so the preparation copies the previous contents
-// (cache_in) into cache and the launch stores the n new positions over them.
-BITGATE_DEVICE_PREPARE("kv_store", "v1", [](const Shape& s, const DeviceIo& io) {
-    cudaMemcpyAsync(io.out[0], io.in[1], size_t(s["heads"] * s["ctx"] * s["head_dim"]) * 2, cudaMemcpyDeviceToDevice,
-                    static_cast<cudaStream_t>(io.stream));
-    return 0;
-});
-BITGATE_DEVICE("kv_store", "v1", [](const Shape& s, const DeviceIo& io) {
-    kv_store_f16(io.input<float>(0), s["n"], s["heads"], s["head_dim"], io.output<uint16_t>(0), s["ctx"], s["pos0"],
-                 static_cast<cudaStream_t>(io.stream));
-    return 1;
-});
-
-}  // namespace
 
 }  // namespace bitgate::cuda

@@ -2,7 +2,7 @@
 // [n_kv_head][ctx][head_dim] at positions pos0 .. pos0+n-1; no other cache byte is written.
 // One launch; head_dim a multiple of 4, kv 16-byte and cache 8-byte aligned, pos0 + n <= ctx.
 #pragma once
-#include <cuda_runtime.h>
+#include "bitgate/stream.hpp"
 
 #include <cstdint>
 

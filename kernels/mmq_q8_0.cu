@@ -2,7 +2,6 @@
 
 #include <stdexcept>
 
-#include "bitgate/spec.hpp"
 #include "mmq_q8_0_kernel.cuh"
 #include "sm_count.cuh"
 
@@ -37,22 +36,5 @@ void mmq_q8_0(const uint8_t* qs, const uint32_t* sda, const BlockQ8_0* w, float*
         default: mmq_impl::launch<mmq_impl::Tile64x64>(qs, sda, w, C, n, N, K, stream); break;
     }
 }
-
-namespace {
-
-DeviceLauncher launcher(MmqTiling tiling) {
-    return [tiling](const Shape& s, const DeviceIo& io) {
-        mmq_q8_0(io.input<uint8_t>(0), io.input<uint32_t>(1), io.input<BlockQ8_0>(2), io.output<float>(0), s["n"], s["N"],
-                 s["K"], tiling, static_cast<cudaStream_t>(io.stream));
-        return 1;
-    };
-}
-
-BITGATE_DEVICE("mmq_q8_0", "mma", launcher(MmqTiling::automatic));
-BITGATE_DEVICE("mmq_q8_0", "t128x128", launcher(MmqTiling::t128x128));
-BITGATE_DEVICE("mmq_q8_0", "t64x128", launcher(MmqTiling::t64x128));
-BITGATE_DEVICE("mmq_q8_0", "t64x64", launcher(MmqTiling::t64x64));
-
-}  // namespace
 
 }  // namespace bitgate::cuda

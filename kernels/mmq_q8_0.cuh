@@ -1,7 +1,7 @@
 // mmq_q8_0: Q8_0 weights [N][K] times the quantize_pad40_t plane of n tokens -> f32 C [n][N],
 // on the int8 tensor cores. Float epilogue and order: docs/mmq_q8_0.md.
 #pragma once
-#include <cuda_runtime.h>
+#include "bitgate/stream.hpp"
 
 #include <cstdint>
 

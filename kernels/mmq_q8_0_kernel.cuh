@@ -1,5 +1,5 @@
 // mmq_q8_0: the kernel template, shared by the launchers (kernels/mmq_q8_0.cu) and the
-// deliberately defective ones (kernels/mutants/mmq_q8_0_mutants.cu).
+// deliberately defective ones (mutants/mmq_q8_0.cu).
 //
 // C[t][r] = the chunk-ordered epilogue of bitgate/mmq_epilogue.hpp over the exact int32 sums
 // sum_k qa[t][c][k] * qw[r][c][k], one 32-k chunk c at a time, c ascending, no split over K: every

@@ -1,7 +1,7 @@
 // prefill_chain: rms_norm into the quantize_pad40_t plane, then mmq_q8_0. No kernels of its own:
 // each chain enqueues the existing launchers in order, so it is exactly the code a prefill runs.
 #pragma once
-#include <cuda_runtime.h>
+#include "bitgate/stream.hpp"
 
 #include <cstdint>
 

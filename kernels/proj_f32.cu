@@ -2,7 +2,6 @@
 
 #include <cstdint>
 
-#include "bitgate/spec.hpp"
 
 namespace bitgate::cuda {
 
@@ -47,14 +46,5 @@ void proj_f32(const float* w, const float* x, float* y, int64_t n, int64_t k, cu
     if (vector) proj_f32_kernel<true><<<grid, kRowsPerBlock * 32, 0, stream>>>(w, x, y, n, k);
     else proj_f32_kernel<false><<<grid, kRowsPerBlock * 32, 0, stream>>>(w, x, y, n, k);
 }
-
-namespace {
-// Tensors in the spec's order: in x, w; out y.
-BITGATE_DEVICE("proj_f32", "v1", [](const Shape& s, const DeviceIo& io) {
-    proj_f32(io.input<float>(1), io.input<float>(0), io.output<float>(0), s["n"], s["k"],
-             static_cast<cudaStream_t>(io.stream));
-    return 1;
-});
-}  // namespace
 
 }  // namespace bitgate::cuda

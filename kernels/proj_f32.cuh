@@ -1,6 +1,6 @@
 // proj_f32: decode projection GEMV with f32 weights, y[n] = W[n][k] x.
 #pragma once
-#include <cuda_runtime.h>
+#include "bitgate/stream.hpp"
 
 #include <cstdint>
 

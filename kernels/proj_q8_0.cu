@@ -1,6 +1,5 @@
 #include "proj_q8_0.cuh"
 
-#include "bitgate/spec.hpp"
 #include "proj_q8_0_impl.cuh"
 #include "quantize_q8_0.cuh"
 
@@ -13,24 +12,16 @@ void proj_q8_0_v1(const BlockQ8_0* w, const BlockQ8_0* xq, float* y, int64_t n, 
     proj_q8_0_detail::launch_v1<Sound>(w, xq, y, n, k / QK8_0, stream);
 }
 
-namespace {
-proj_q8_0_detail::Path detail_path(ProjQ8Path p) {
-    return p == ProjQ8Path::direct   ? proj_q8_0_detail::Path::direct
-           : p == ProjQ8Path::staged ? proj_q8_0_detail::Path::staged
-                                     : proj_q8_0_detail::Path::automatic;
-}
-}  // namespace
-
 void proj_q8_0_v2(const BlockQ8_0* w, const BlockQ8_0* xq, float* y, int64_t n, int64_t k, cudaStream_t stream,
                   ProjQ8Path path) {
     const Mats m{{w}, {y}, 1};
-    proj_q8_0_detail::launch_v2<Sound>(m, xq, n, k / QK8_0, proj_q8_0_v2_width(k / QK8_0), stream, detail_path(path));
+    proj_q8_0_detail::launch_v2<Sound>(m, xq, n, k / QK8_0, proj_q8_0_v2_width(k / QK8_0), stream, path);
 }
 
 void proj_q8_0_fused4(const BlockQ8_0* const w[4], const BlockQ8_0* xq, float* const y[4], int64_t n, int64_t k,
                       cudaStream_t stream, ProjQ8Path path) {
     const Mats m{{w[0], w[1], w[2], w[3]}, {y[0], y[1], y[2], y[3]}, 4};
-    proj_q8_0_detail::launch_v2<Sound>(m, xq, n, k / QK8_0, proj_q8_0_v2_width(k / QK8_0), stream, detail_path(path));
+    proj_q8_0_detail::launch_v2<Sound>(m, xq, n, k / QK8_0, proj_q8_0_v2_width(k / QK8_0), stream, path);
 }
 
 namespace {
@@ -92,36 +83,5 @@ int proj_q8_0_hoisted_fused4(const float* x, const BlockQ8_0* w, float* y, int64
                              cudaStream_t stream) {
     return proj_q8_0_hoist(x, xq, k, stream) + proj_q8_0_project_fused4(xq, w, y, n, k, stream);
 }
-
-namespace {
-
-// Tensors in the spec's order: in x, w; out y; work xq (hoisted), scratch (per call).
-cudaStream_t stream_of(const DeviceIo& io) { return static_cast<cudaStream_t>(io.stream); }
-
-BITGATE_DEVICE("proj_q8_0", "v1", [](const Shape& s, const DeviceIo& io) {
-    return proj_q8_0_per_call_v1(io.input<float>(0), io.input<BlockQ8_0>(1), io.output<float>(0), s["n"], s["k"], s["g"],
-                                 io.workspace<BlockQ8_0>(1), stream_of(io));
-});
-BITGATE_DEVICE("proj_q8_0", "v2", [](const Shape& s, const DeviceIo& io) {
-    return proj_q8_0_per_call_v2(io.input<float>(0), io.input<BlockQ8_0>(1), io.output<float>(0), s["n"], s["k"], s["g"],
-                                 io.workspace<BlockQ8_0>(1), stream_of(io));
-});
-// fused4 and hoisted: the quantize is the preparation (once per activation, run by the engine
-// before every checked launch, untimed by the benchmark); the launch is the projection alone.
-int hoist(const Shape& s, const DeviceIo& io) {
-    return proj_q8_0_hoist(io.input<float>(0), io.workspace<BlockQ8_0>(0), s["k"], stream_of(io));
-}
-BITGATE_DEVICE_PREPARE("proj_q8_0", "fused4", hoist);
-BITGATE_DEVICE_PREPARE("proj_q8_0", "hoisted", hoist);
-BITGATE_DEVICE("proj_q8_0", "fused4", [](const Shape& s, const DeviceIo& io) {
-    return proj_q8_0_project_fused4(io.workspace<BlockQ8_0>(0), io.input<BlockQ8_0>(1), io.output<float>(0), s["n"], s["k"],
-                                    stream_of(io));
-});
-BITGATE_DEVICE("proj_q8_0", "hoisted", [](const Shape& s, const DeviceIo& io) {
-    return proj_q8_0_project_hoisted(io.workspace<BlockQ8_0>(0), io.input<BlockQ8_0>(1), io.output<float>(0), s["n"], s["k"],
-                                     s["g"], stream_of(io));
-});
-
-}  // namespace
 
 }  // namespace bitgate::cuda

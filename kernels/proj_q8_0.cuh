@@ -1,6 +1,6 @@
 // proj_q8_0: decode projection GEMV, y[n] = W[n][k] x, Q8_0 weights times a Q8_0 activation.
 #pragma once
-#include <cuda_runtime.h>
+#include "bitgate/stream.hpp"
 
 #include <cstdint>
 

@@ -1,5 +1,5 @@
 // proj_q8_0 kernels, as templates: kernels/proj_q8_0.cu instantiates the sound ones and
-// kernels/mutants/proj_q8_0_mutants.cu the deliberately defective ones, so a mutant is the real
+// mutants/proj_q8_0.cu the deliberately defective ones, so a mutant is the real
 // kernel with one defect switched on, never a look-alike.
 //
 // Float order (kernels/include/bitgate/proj_q8_0_order.hpp): W logical threads per row, thread t
@@ -21,6 +21,7 @@
 #include "pdl.cuh"
 #include "sm_count.cuh"
 #include "bitgate/q8_words.hpp"
+#include "proj_q8_0.cuh"
 
 namespace bitgate::cuda::proj_q8_0_detail {
 
@@ -336,7 +337,7 @@ void launch_v2_as(const Mats& m, const BlockQ8_0* xq, int64_t n, int64_t bpr, cu
 }
 
 // How the weights reach the lanes; automatic picks staged wherever it is allowed.
-enum class Path { automatic, direct, staged };
+using Path = ProjQ8Path;  // one enum: kernels/proj_q8_0.cuh
 
 inline bool staged_ok(const Mats& m, int64_t bpr) {
     if (bpr % 8 != 0) return false;

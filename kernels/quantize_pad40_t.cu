@@ -1,7 +1,6 @@
 #include "quantize_pad40_t.cuh"
 
 #include "bitgate/pad40.hpp"
-#include "bitgate/spec.hpp"
 #include "pad40_quant.cuh"
 
 namespace bitgate::cuda {
@@ -28,13 +27,5 @@ void quantize_pad40_t(const float* x, int64_t n, int64_t d, uint8_t* qs, uint32_
     quantize_pad40_t_kernel<<<unsigned(words / kThreads), kThreads, 0, stream>>>(
         reinterpret_cast<const float4*>(x), n, d / 4, qs, sda);
 }
-
-namespace {
-BITGATE_DEVICE("quantize_pad40_t", "v1", [](const Shape& s, const DeviceIo& io) {
-    quantize_pad40_t(io.input<float>(0), s["n"], s["d"], io.output<uint8_t>(0), io.output<uint32_t>(1),
-                     static_cast<cudaStream_t>(io.stream));
-    return 1;
-});
-}  // namespace
 
 }  // namespace bitgate::cuda

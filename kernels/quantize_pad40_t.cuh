@@ -1,7 +1,7 @@
 // quantize_pad40_t: prefill activation [n][d] f32 -> the int8 plane of the prefill GEMM
 // (layout: bitgate/pad40.hpp).
 #pragma once
-#include <cuda_runtime.h>
+#include "bitgate/stream.hpp"
 
 #include <cstdint>
 

@@ -3,7 +3,6 @@
 #include <cuda_fp16.h>
 
 #include "bitgate/q8_round.hpp"
-#include "bitgate/spec.hpp"
 #include "pdl.cuh"
 
 namespace bitgate::cuda {
@@ -46,12 +45,5 @@ void quantize_q8_0(const float* x, BlockQ8_0* y, int64_t k, cudaStream_t stream)
     const unsigned grid = unsigned((nblocks + kWarpsPerBlock - 1) / kWarpsPerBlock);
     quantize_q8_0_kernel<<<grid, kWarpsPerBlock * 32, 0, stream>>>(x, y, nblocks);
 }
-
-namespace {
-BITGATE_DEVICE("quantize_q8_0", "v1", [](const Shape& s, const DeviceIo& io) {
-    quantize_q8_0(io.input<float>(0), io.output<BlockQ8_0>(0), s["k"], static_cast<cudaStream_t>(io.stream));
-    return 1;
-});
-}  // namespace
 
 }  // namespace bitgate::cuda

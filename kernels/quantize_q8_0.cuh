@@ -1,6 +1,6 @@
 // quantize_q8_0: one activation row of k floats -> k/32 Q8_0 blocks (ggml's bytes).
 #pragma once
-#include <cuda_runtime.h>
+#include "bitgate/stream.hpp"
 
 #include <cstdint>
 

@@ -1,7 +1,6 @@
 #include "rms_norm.cuh"
 
 #include "bitgate/pad40.hpp"
-#include "bitgate/spec.hpp"
 #include "pad40_quant.cuh"
 #include "quantize_pad40_t.cuh"
 #include "rms_norm_common.cuh"
@@ -70,19 +69,5 @@ void rms_norm_quant_f32_t(const float* x, const float* w, float* y, int64_t n, i
         reinterpret_cast<const float4*>(x), reinterpret_cast<const float4*>(w), reinterpret_cast<float4*>(y), n,
         d, qs, sda);
 }
-
-namespace {
-BITGATE_DEVICE("rms_norm", "unfused", [](const Shape& s, const DeviceIo& io) {
-    const auto stream = static_cast<cudaStream_t>(io.stream);
-    rms_norm_f32(io.input<float>(0), io.input<float>(1), io.output<float>(0), s["n"], s["d"], stream);
-    quantize_pad40_t(io.output<float>(0), s["n"], s["d"], io.output<uint8_t>(1), io.output<uint32_t>(2), stream);
-    return 2;
-});
-BITGATE_DEVICE("rms_norm", "fused", [](const Shape& s, const DeviceIo& io) {
-    rms_norm_quant_f32_t(io.input<float>(0), io.input<float>(1), io.output<float>(0), s["n"], s["d"],
-                         io.output<uint8_t>(1), io.output<uint32_t>(2), static_cast<cudaStream_t>(io.stream));
-    return 1;
-});
-}  // namespace
 
 }  // namespace bitgate::cuda

@@ -1,7 +1,7 @@
 // rms_norm: rms_norm_f32 and the fused rms_norm_quant_f32_t (which also writes the
 // quantize_pad40_t planes of y). eps = 1e-6f (refimpl/rms_norm.hpp: kRmsEps).
 #pragma once
-#include <cuda_runtime.h>
+#include "bitgate/stream.hpp"
 
 #include <cstdint>
 

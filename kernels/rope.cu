@@ -1,9 +1,6 @@
 #include "rope.cuh"
 
 #include "bitgate/rope_table.hpp"
-#include "bitgate/spec.hpp"
-#include "input_check.cuh"
-#include "rope.hpp"
 
 namespace bitgate::cuda {
 
@@ -40,36 +37,5 @@ void rope_neox_to(const float* in, float* out, int64_t n, int64_t n_head, int64_
     rope_neox_kernel<<<unsigned((threads + kThreads - 1) / kThreads), kThreads, 0, stream>>>(in, out, n, n_head,
                                                                                            head_dim, pos, base);
 }
-
-namespace {
-
-// Tensors: x (0), pos (1); out (0). The base is a dimension in units of 1 (1e4, 1e6).
-float base_of(const Shape& s) { return float(s["base"]); }
-
-int validate(const Shape& s, const DeviceIo& io) {
-    check_i32_input("pos", io.input<int32_t>(1), s["n"], static_cast<cudaStream_t>(io.stream), ref::rope_pos_problem);
-    return 0;
-}
-
-BITGATE_DEVICE_PREPARE("rope", "v1", validate);
-BITGATE_DEVICE("rope", "v1", [](const Shape& s, const DeviceIo& io) {
-    rope_neox_to(io.input<float>(0), io.output<float>(0), s["n"], s["heads"], s["head_dim"], io.input<int32_t>(1),
-                 base_of(s), static_cast<cudaStream_t>(io.stream));
-    return 1;
-});
-// The in-place call as the forward makes it: x copied into out (preparation), then rotated there.
-BITGATE_DEVICE_PREPARE("rope", "inplace", [](const Shape& s, const DeviceIo& io) {
-    validate(s, io);
-    cudaMemcpyAsync(io.out[0], io.in[0], size_t(s["n"] * s["heads"] * s["head_dim"]) * 4, cudaMemcpyDeviceToDevice,
-                    static_cast<cudaStream_t>(io.stream));
-    return 0;
-});
-BITGATE_DEVICE("rope", "inplace", [](const Shape& s, const DeviceIo& io) {
-    rope_neox(io.output<float>(0), s["n"], s["heads"], s["head_dim"], io.input<int32_t>(1), base_of(s),
-              static_cast<cudaStream_t>(io.stream));
-    return 1;
-});
-
-}  // namespace
 
 }  // namespace bitgate::cuda

@@ -2,7 +2,7 @@
 // token t at position pos[t] (0 .. 32767), cos and sin from bitgate/rope_table.hpp. One launch;
 // head_dim even. rope_neox is in place; rope_neox_to writes out (which may be in).
 #pragma once
-#include <cuda_runtime.h>
+#include "bitgate/stream.hpp"
 
 #include <cstdint>
 

@@ -2,7 +2,6 @@
 
 #include "bitgate/exp.hpp"
 #include "bitgate/pad40.hpp"
-#include "bitgate/spec.hpp"
 #include "pad40_quant.cuh"
 #include "quantize_pad40_t.cuh"
 
@@ -56,19 +55,5 @@ void swiglu_quant_f32_t(const float* g, const float* u, float* out, int64_t n, i
         reinterpret_cast<const float4*>(g), reinterpret_cast<const float4*>(u), reinterpret_cast<float4*>(out), n,
         f / 4, qs, sda);
 }
-
-namespace {
-BITGATE_DEVICE("swiglu", "unfused", [](const Shape& s, const DeviceIo& io) {
-    const auto stream = static_cast<cudaStream_t>(io.stream);
-    swiglu_f32(io.input<float>(0), io.input<float>(1), io.output<float>(0), s["n"], s["f"], stream);
-    quantize_pad40_t(io.output<float>(0), s["n"], s["f"], io.output<uint8_t>(1), io.output<uint32_t>(2), stream);
-    return 2;
-});
-BITGATE_DEVICE("swiglu", "fused", [](const Shape& s, const DeviceIo& io) {
-    swiglu_quant_f32_t(io.input<float>(0), io.input<float>(1), io.output<float>(0), s["n"], s["f"],
-                       io.output<uint8_t>(1), io.output<uint32_t>(2), static_cast<cudaStream_t>(io.stream));
-    return 1;
-});
-}  // namespace
 
 }  // namespace bitgate::cuda

@@ -1,7 +1,7 @@
 // swiglu: swiglu_f32 and the fused swiglu_quant_f32_t (which also writes the quantize_pad40_t
 // planes of out). out = (g / (1 + exp_det(-g))) * u, exp_det from bitgate/exp.hpp.
 #pragma once
-#include <cuda_runtime.h>
+#include "bitgate/stream.hpp"
 
 #include <cstdint>
 

@@ -8,7 +8,6 @@
 
 #include "bitgate/exp.hpp"
 #include "bitgate/f16.hpp"
-#include "bitgate/inputs.hpp"
 #include "fma_clones.hpp"
 
 namespace bitgate::ref {
@@ -97,20 +96,9 @@ void attention_f16kv(const float* q, const uint16_t* k_cache, const uint16_t* v_
     for (auto& th : pool) th.join();
 }
 
-std::string attention_decode_valid(const Shape& s) {
-    if (s["n_q"] != 1) return "decode needs n_q == 1";
-    return s["n_head"] / s["n_kv_head"] <= 64 ? "" : "decode needs n_head / n_kv_head <= 64";
-}
-
-void fill_kv_cache(const Shape& s, const GenRequest& r, std::span<uint8_t> out) {
-    const inputs::Stream st(r, "kv_cache");
-    const int64_t L = s["L"], ctx = s["ctx"], D = s["head_dim"];
-    const size_t n = out.size() / 2;
-    for (size_t i = 0; i < n; ++i) {
-        const int64_t pos = int64_t(i / size_t(D)) % ctx;
-        const uint16_t h = pos < L ? f32_to_f16_rn(2.0f * st.uniform(i)) : uint16_t(0x7e00);
-        std::memcpy(out.data() + 2 * i, &h, 2);
-    }
+std::string attention_decode_problem(int64_t n_q, int64_t n_head, int64_t n_kv_head) {
+    if (n_q != 1) return "decode needs n_q == 1";
+    return n_head / n_kv_head <= 64 ? "" : "decode needs n_head / n_kv_head <= 64";
 }
 
 }  // namespace bitgate::ref

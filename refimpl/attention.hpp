@@ -3,11 +3,9 @@
 // position order). The prefill and decode kernels follow this one order.
 #pragma once
 #include <cstdint>
-#include <span>
 #include <string>
 
 #include "bitgate/attention_order.hpp"
-#include "bitgate/spec.hpp"
 
 namespace bitgate::ref {
 
@@ -35,10 +33,6 @@ void attention_split(const float* q, const float* k, const float* v, int64_t j0,
 void attention_fold(float& M, float& Ls, float* A, float m, float l, const float* acc, int64_t head_dim);
 
 // Shapes the decode kernel takes: "" or why not (one query, at most 64 heads per kv head).
-std::string attention_decode_valid(const Shape& s);
-
-// The cache inputs: positions < L hold f16(2u), u uniform in [-1, 1) (the profile does not
-// change them); positions L .. ctx-1 hold f16 NaN (0x7e00), which any read would carry into out.
-void fill_kv_cache(const Shape& s, const GenRequest& r, std::span<uint8_t> out);
+std::string attention_decode_problem(int64_t n_q, int64_t n_head, int64_t n_kv_head);
 
 }  // namespace bitgate::ref

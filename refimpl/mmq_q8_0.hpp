@@ -3,10 +3,8 @@
 // docs/mmq_q8_0.md).
 #pragma once
 #include <cstdint>
-#include <span>
 
 #include "bitgate/formats.hpp"
-#include "bitgate/spec.hpp"
 
 namespace bitgate::ref {
 
@@ -25,11 +23,5 @@ enum class MmqPath { fastest, scalar };
 // blocks and K/32 chunks; w: N rows of K/32 blocks.
 void mmq_q8_0(const uint8_t* qs, const uint32_t* sda, const BlockQ8_0* w, float* C, int64_t n, int64_t N,
               int64_t K, MmqOrder order = MmqOrder::ascending, MmqPath path = MmqPath::fastest);
-
-// A valid plane for n tokens of K channels: random q per real token (profile-dependent), f16 d,
-// ssum consistent with q, zeros in both planes for tokens n .. 64*ceil(n/64)-1. Pure functions
-// of (seed, profile, shape, byte position), as every input generator.
-void fill_plane_qs(const Shape& s, const GenRequest& r, std::span<uint8_t> out);
-void fill_plane_sda(const Shape& s, const GenRequest& r, std::span<uint8_t> out);
 
 }  // namespace bitgate::ref

@@ -5,10 +5,7 @@
 #include <string>
 
 #include "bitgate/f16.hpp"
-#include "bitgate/inputs.hpp"
 #include "bitgate/pad40.hpp"
-#include "bitgate/spec.hpp"
-#include "pad40_spec.hpp"
 
 namespace bitgate::ref {
 
@@ -46,39 +43,3 @@ void quantize_pad40_t(const float* x, int64_t n, int64_t d, uint8_t* qs, uint32_
 }
 
 }  // namespace bitgate::ref
-
-namespace {
-
-using namespace bitgate;
-
-FamilySpec spec() {
-    return FamilySpec{
-        .name = "quantize_pad40_t",
-        .summary = "prefill activation [n][d] f32 -> transposed, swizzled, 64-token-padded int8 plane (qs, sda)",
-        .dims = {{.name = "n", .lo = 1, .hi = 1100, .edges = {1, 2, 63, 64, 65, 127, 128, 129, 300},
-                  .doc = "tokens; the planes are padded to a multiple of 64"},
-                 {.name = "d", .lo = 256, .hi = 8192, .multiple = 256, .edges = {256, 3584, 4864, 5120},
-                  .doc = "features, a multiple of 32 (property shapes: of 256)"}},
-        .valid = [](const Shape& s) -> std::string {
-            if (s["n"] < 1) return "n must be at least 1";
-            if (s["d"] < 32 || s["d"] % 32 != 0) return "d must be a positive multiple of 32";
-            return "";
-        },
-        .tensors = {ref::pad40_input("x", "d"), ref::pad40_qs_tensor("d"), ref::pad40_sda_tensor("d")},
-        .profiles = {"uniform", "normal", "outliers", "ties", "zeros", "tiny", "signed_zero"},
-        .variants = {{.name = "v1",
-                      .summary = "one thread per 4-value word, 8-lane shuffle max and sum, rintf, zeros past n",
-                      .model = [](const Shape& s, const HostIo& io) {
-                          ref::quantize_pad40_t(io.input<float>(0), s["n"], s["d"], io.output<uint8_t>(0),
-                                                io.output<uint32_t>(1));
-                      }}},
-        .bytes_moved = [](const Shape& s) {
-            return double(s["n"]) * double(s["d"]) * 4.0 + double(pad40_qs_bytes(s["n"], s["d"])) +
-                   double(pad40_sda_bytes(s["n"], s["d"]));
-        },
-    };
-}
-
-BITGATE_FAMILY(spec());
-
-}  // namespace

@@ -2,9 +2,6 @@
 // quantize_pad40_t planes of its output.
 #pragma once
 #include <cstdint>
-#include <span>
-
-#include "bitgate/spec.hpp"
 
 namespace bitgate::ref {
 
@@ -23,9 +20,5 @@ void rms_norm_f32(const float* x, const float* w, float* y, int64_t n, int64_t d
 // from the values as they are computed, tokens n .. 64-padded are zeros. d a multiple of 32.
 void rms_norm_quant_f32_t(const float* x, const float* w, float* y, int64_t n, int64_t d, uint8_t* qs,
                           uint32_t* sda);
-
-// The norm weight input of the families that apply rms_norm (rms_norm, prefill_chain): near 1
-// whatever the profile, 1 + u/2 with u in [-1, 1).
-void fill_rms_norm_weight(const Shape& s, const GenRequest& r, std::span<uint8_t> out);
 
 }  // namespace bitgate::ref

@@ -2,15 +2,38 @@
 #include <cstring>
 #include <string>
 
+#include "add.cuh"
 #include "add.hpp"
 #include "bitgate/inputs.hpp"
 #include "bitgate/spec.hpp"
+#include "device_copy.cuh"
 
 namespace {
 
 using namespace bitgate;
 
 size_t count(const Shape& s) { return size_t(s["n"]) * size_t(s["d"]); }
+
+#if defined(BITGATE_HAVE_CUDA)
+cudaStream_t stream_of(const DeviceIo& io) { return static_cast<cudaStream_t>(io.stream); }
+
+// The family's n x d values are one flat vector to the kernel.
+int launch_v1(const Shape& s, const DeviceIo& io) {
+    cuda::add_f32(io.input<float>("a"), io.input<float>("b"), io.output<float>("y"), int64_t(count(s)), stream_of(io));
+    return 1;
+}
+
+// The in-place call as the forward makes it (the residual stream is a): a copied into y, then y += b.
+int copy_a(const Shape& s, const DeviceIo& io) {
+    cuda::copy_on_device(io.output<float>("y"), io.input<float>("a"), count(s) * 4, stream_of(io));
+    return 0;
+}
+
+int launch_inplace(const Shape& s, const DeviceIo& io) {
+    cuda::add_f32(io.output<float>("y"), io.input<float>("b"), io.output<float>("y"), int64_t(count(s)), stream_of(io));
+    return 1;
+}
+#endif
 
 FamilySpec spec() {
     return FamilySpec{
@@ -35,17 +58,20 @@ FamilySpec spec() {
         .variants = {{.name = "v1",
                       .summary = "add_f32 into a separate y: one thread per float4, one more for the n % 4 tail",
                       .model = [](const Shape& s, const HostIo& io) {
-                          ref::add_f32(io.input<float>(0), io.input<float>(1), io.output<float>(0), int64_t(count(s)));
+                          ref::add_f32(io.input<float>("a"), io.input<float>("b"), io.output<float>("y"), int64_t(count(s)));
                       },
-                      .claim = "add"},
+                      .claim = "add",
+                      .launch = BITGATE_ON_DEVICE(launch_v1)},
                      {.name = "inplace",
                       .summary = "add_f32 with y = a (a copied into y as the preparation)",
                       .model = [](const Shape& s, const HostIo& io) {
-                          float* y = io.output<float>(0);
-                          std::memcpy(y, io.input<float>(0), count(s) * 4);
-                          ref::add_f32(y, io.input<float>(1), y, int64_t(count(s)));
+                          float* y = io.output<float>("y");
+                          std::memcpy(y, io.input<float>("a"), count(s) * 4);
+                          ref::add_f32(y, io.input<float>("b"), y, int64_t(count(s)));
                       },
-                      .claim = "add"}},
+                      .claim = "add",
+                      .launch = BITGATE_ON_DEVICE(launch_inplace),
+                      .prepare = BITGATE_ON_DEVICE(copy_a)}},
         .bytes_moved = [](const Shape& s) { return double(count(s)) * 12.0; },
     };
 }

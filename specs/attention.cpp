@@ -1,8 +1,11 @@
 // The attention family: causal GQA softmax attention over an F16 KV cache (docs/attention.md).
+#include <cstring>
 #include <string>
 
+#include "attention.cuh"
 #include "attention.hpp"
 #include "bitgate/attention_order.hpp"
+#include "bitgate/f16.hpp"
 #include "bitgate/inputs.hpp"
 #include "bitgate/spec.hpp"
 
@@ -38,14 +41,43 @@ std::string decode_part(const Shape& s, size_t off) {
            (f < s["head_dim"] ? "acc[" + std::to_string(f) + "]" : f == s["head_dim"] ? std::string("m") : f == s["head_dim"] + 1 ? std::string("l") : std::string("pad"));
 }
 
-void model(const Shape& s, const HostIo& io) {
-    ref::attention_f16kv(io.input<float>(0), io.input<uint16_t>(1), io.input<uint16_t>(2), s["n_q"], s["L"], s["ctx"],
-                         s["n_head"], s["n_kv_head"], s["head_dim"], io.output<float>(0));
+// The cache inputs: positions < L hold f16(2u), u uniform in [-1, 1) (the profile does not
+// change them); positions L .. ctx-1 hold f16 NaN (0x7e00), which any read would carry into out.
+void fill_kv_cache(const Shape& s, const GenRequest& r, std::span<uint8_t> out) {
+    const inputs::Stream st(r, "kv_cache");
+    const int64_t L = s["L"], ctx = s["ctx"], D = s["head_dim"];
+    const size_t n = out.size() / 2;
+    for (size_t i = 0; i < n; ++i) {
+        const int64_t pos = int64_t(i / size_t(D)) % ctx;
+        const uint16_t h = pos < L ? f32_to_f16_rn(2.0f * st.uniform(i)) : uint16_t(0x7e00);
+        std::memcpy(out.data() + 2 * i, &h, 2);
+    }
 }
+
+std::string decode_valid(const Shape& s) { return ref::attention_decode_problem(s["n_q"], s["n_head"], s["n_kv_head"]); }
+
+void model(const Shape& s, const HostIo& io) {
+    ref::attention_f16kv(io.input<float>("q"), io.input<uint16_t>("k_cache"), io.input<uint16_t>("v_cache"), s["n_q"],
+                         s["L"], s["ctx"], s["n_head"], s["n_kv_head"], s["head_dim"], io.output<float>("out"));
+}
+
+#if defined(BITGATE_HAVE_CUDA)
+int launch_prefill(const Shape& s, const DeviceIo& io) {
+    return cuda::attention_prefill(io.input<float>("q"), io.input<uint16_t>("k_cache"), io.input<uint16_t>("v_cache"),
+                                   s["n_q"], s["L"], s["ctx"], s["n_head"], s["n_kv_head"], s["head_dim"],
+                                   io.output<float>("out"), static_cast<cudaStream_t>(io.stream));
+}
+
+int launch_decode(const Shape& s, const DeviceIo& io) {
+    return cuda::attention_decode(io.input<float>("q"), io.input<uint16_t>("k_cache"), io.input<uint16_t>("v_cache"),
+                                  s["L"], s["ctx"], s["n_head"], s["n_kv_head"], s["head_dim"], io.output<float>("out"),
+                                  io.workspace<float>("part"), static_cast<cudaStream_t>(io.stream));
+}
+#endif
 
 TensorSpec cache(std::string name) {
     return TensorSpec{.name = std::move(name), .role = Role::input, .elem = Elem::f16, .bytes = cache_bytes,
-                      .generate = ref::fill_kv_cache, .decode = decode_cache};
+                      .generate = fill_kv_cache, .decode = decode_cache};
 }
 
 FamilySpec spec() {
@@ -96,13 +128,15 @@ FamilySpec spec() {
               .summary = "tiles of 64 queries x 64 keys of one head in shared memory, splits of 128 keys folded "
                          "in registers: 1 launch",
               .model = model,
-              .claim = "attention"},
+              .claim = "attention",
+              .launch = BITGATE_ON_DEVICE(launch_prefill)},
              {.name = "decode",
               .summary = "one block per (kv head, split of 128 keys) serving the kv head's query heads, then a "
                          "combine launch folding the splits in order (none for one split)",
               .model = model,
-              .valid = ref::attention_decode_valid,
-              .claim = "attention"}},
+              .valid = decode_valid,
+              .claim = "attention",
+              .launch = BITGATE_ON_DEVICE(launch_decode)}},
         // The cache rows read (keys and values of the L valid positions), q and out.
         .bytes_moved = [](const Shape& s) {
             return 2.0 * double(s["n_kv_head"] * s["L"] * s["head_dim"]) * 2.0 + 2.0 * double(rows_bytes(s));

@@ -2,15 +2,38 @@
 #include <cstring>
 #include <string>
 
+#include "bias.cuh"
 #include "bias.hpp"
 #include "bitgate/inputs.hpp"
 #include "bitgate/spec.hpp"
+#include "device_copy.cuh"
 
 namespace {
 
 using namespace bitgate;
 
 size_t count(const Shape& s) { return size_t(s["n"]) * size_t(s["d"]); }
+
+#if defined(BITGATE_HAVE_CUDA)
+cudaStream_t stream_of(const DeviceIo& io) { return static_cast<cudaStream_t>(io.stream); }
+
+int launch_v1(const Shape& s, const DeviceIo& io) {
+    cuda::bias_f32_to(io.input<float>("x"), io.input<float>("bias"), io.output<float>("y"), s["n"], s["d"],
+                      stream_of(io));
+    return 1;
+}
+
+// The in-place call as the forward makes it: x copied into y (preparation), then y += bias.
+int copy_x(const Shape& s, const DeviceIo& io) {
+    cuda::copy_on_device(io.output<float>("y"), io.input<float>("x"), count(s) * 4, stream_of(io));
+    return 0;
+}
+
+int launch_inplace(const Shape& s, const DeviceIo& io) {
+    cuda::bias_f32(io.output<float>("y"), io.input<float>("bias"), s["n"], s["d"], stream_of(io));
+    return 1;
+}
+#endif
 
 FamilySpec spec() {
     return FamilySpec{
@@ -35,17 +58,20 @@ FamilySpec spec() {
         .variants = {{.name = "v1",
                       .summary = "bias_f32_to into a separate y: one thread per float4 (d % 4 == 0) or per value",
                       .model = [](const Shape& s, const HostIo& io) {
-                          ref::bias_f32_to(io.input<float>(0), io.input<float>(1), io.output<float>(0), s["n"], s["d"]);
+                          ref::bias_f32_to(io.input<float>("x"), io.input<float>("bias"), io.output<float>("y"), s["n"], s["d"]);
                       },
-                      .claim = "bias"},
+                      .claim = "bias",
+                      .launch = BITGATE_ON_DEVICE(launch_v1)},
                      {.name = "inplace",
                       .summary = "bias_f32 in place on a copy of x (the copy is the preparation)",
                       .model = [](const Shape& s, const HostIo& io) {
-                          float* y = io.output<float>(0);
-                          std::memcpy(y, io.input<float>(0), count(s) * 4);
-                          ref::bias_f32(y, io.input<float>(1), s["n"], s["d"]);
+                          float* y = io.output<float>("y");
+                          std::memcpy(y, io.input<float>("x"), count(s) * 4);
+                          ref::bias_f32(y, io.input<float>("bias"), s["n"], s["d"]);
                       },
-                      .claim = "bias"}},
+                      .claim = "bias",
+                      .launch = BITGATE_ON_DEVICE(launch_inplace),
+                      .prepare = BITGATE_ON_DEVICE(copy_x)}},
         .bytes_moved = [](const Shape& s) { return double(count(s)) * 8.0 + double(s["d"]) * 4.0; },
     };
 }

@@ -1,10 +1,13 @@
 // The embed family: token ids -> f32 rows gathered from a Q8_0, f16 or f32 embedding table.
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "bitgate/f16.hpp"
 #include "bitgate/inputs.hpp"
 #include "bitgate/spec.hpp"
+#include "device_copy.cuh"
+#include "embed.cuh"
 #include "embed.hpp"
 #include "errors.hpp"
 
@@ -56,13 +59,44 @@ std::string decode_table(const Shape& s, size_t off) {
     return "row " + std::to_string(off / rb) + " byte " + std::to_string(off % rb);
 }
 
+#if defined(BITGATE_HAVE_CUDA)
+cudaStream_t stream_of(const DeviceIo& io) { return static_cast<cudaStream_t>(io.stream); }
+
+// The preparation of every variant: the ids read back and checked before the launch, so an id
+// out of range is bad input and the kernel never reads outside the table.
+int validate_ids(const Shape& s, const DeviceIo& io) {
+    const std::vector<int32_t> ids = cuda::read_back_i32(io.input<int32_t>("ids"), s["n"], stream_of(io));
+    if (std::string why = ref::embed_ids_problem(ids.data(), s["n"], s["vocab"]); !why.empty())
+        throw BadInput("ids: " + why);
+    return 0;
+}
+
+int launch_f32(const Shape& s, const DeviceIo& io) {
+    cuda::embed_f32(io.input<float>("table"), s["d"], io.input<int32_t>("ids"), s["n"], io.output<float>("out"),
+                    stream_of(io));
+    return 1;
+}
+
+int launch_f16(const Shape& s, const DeviceIo& io) {
+    cuda::embed_f16(io.input<uint16_t>("table"), s["d"], io.input<int32_t>("ids"), s["n"], io.output<float>("out"),
+                    stream_of(io));
+    return 1;
+}
+
+int launch_q8_0(const Shape& s, const DeviceIo& io) {
+    cuda::embed_q8_0(io.input<BlockQ8_0>("table"), s["d"], io.input<int32_t>("ids"), s["n"], io.output<float>("out"),
+                     stream_of(io));
+    return 1;
+}
+#endif
+
 template <class Fn>
-VariantSpec variant(std::string name, int64_t type, std::string summary, Fn fn) {
+VariantSpec variant(std::string name, int64_t type, std::string summary, Fn fn, DeviceLauncher launch) {
     return VariantSpec{
         .name = name,
         .summary = std::move(summary),
         .model = [fn](const Shape& s, const HostIo& io) {
-            const int32_t* ids = io.input<int32_t>(1);
+            const int32_t* ids = io.input<int32_t>("ids");
             if (std::string why = ref::embed_ids_problem(ids, s["n"], s["vocab"]); !why.empty())
                 throw BadInput("ids: " + why);
             fn(s, io, ids);
@@ -70,6 +104,8 @@ VariantSpec variant(std::string name, int64_t type, std::string summary, Fn fn) 
         .valid = [type, name](const Shape& s) -> std::string {
             return s["type"] == type ? "" : "variant " + name + " needs type=" + std::to_string(type);
         },
+        .launch = std::move(launch),
+        .prepare = BITGATE_ON_DEVICE(validate_ids),
     };
 }
 
@@ -106,16 +142,19 @@ FamilySpec spec() {
         .profiles = {"uniform", "raw_q8", "zeros", "tiny"},
         .variants = {variant("f32", kF32, "one thread per float4 of out: a float4 of the row",
                              [](const Shape& s, const HostIo& io, const int32_t* ids) {
-                                 ref::embed_f32(io.input<float>(0), s["d"], ids, s["n"], io.output<float>(0));
-                             }),
+                                 ref::embed_f32(io.input<float>("table"), s["d"], ids, s["n"], io.output<float>("out"));
+                             },
+                             BITGATE_ON_DEVICE(launch_f32)),
                      variant("f16", kF16, "one thread per float4 of out: 8 bytes of the row, __half2float",
                              [](const Shape& s, const HostIo& io, const int32_t* ids) {
-                                 ref::embed_f16(io.input<uint16_t>(0), s["d"], ids, s["n"], io.output<float>(0));
-                             }),
+                                 ref::embed_f16(io.input<uint16_t>("table"), s["d"], ids, s["n"], io.output<float>("out"));
+                             },
+                             BITGATE_ON_DEVICE(launch_f16)),
                      variant("q8_0", kQ8, "one thread per float4 of out: the block's scale and 4 quants by 16-bit loads",
                              [](const Shape& s, const HostIo& io, const int32_t* ids) {
-                                 ref::embed_q8_0(io.input<BlockQ8_0>(0), s["d"], ids, s["n"], io.output<float>(0));
-                             })},
+                                 ref::embed_q8_0(io.input<BlockQ8_0>("table"), s["d"], ids, s["n"], io.output<float>("out"));
+                             },
+                             BITGATE_ON_DEVICE(launch_q8_0))},
         // The n rows read once, the ids, out written once (the rest of the table is never read).
         .bytes_moved = [](const Shape& s) {
             return double(s["n"]) * (double(row_bytes(s)) + 4.0 + double(s["d"]) * 4.0);

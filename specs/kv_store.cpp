@@ -10,6 +10,8 @@
 #include "bitgate/f16.hpp"
 #include "bitgate/inputs.hpp"
 #include "bitgate/spec.hpp"
+#include "device_copy.cuh"
+#include "kv_store.cuh"
 #include "kv_store.hpp"
 
 namespace {
@@ -17,6 +19,23 @@ namespace {
 using namespace bitgate;
 
 size_t cache_values(const Shape& s) { return size_t(s["heads"]) * size_t(s["ctx"]) * size_t(s["head_dim"]); }
+
+#if defined(BITGATE_HAVE_CUDA)
+// The cache is read and written by the forward: the engine's outputs must be wholly written, so
+// the preparation copies the previous contents (cache_in) into cache and the launch stores the n
+// new positions over them.
+int copy_cache(const Shape& s, const DeviceIo& io) {
+    cuda::copy_on_device(io.output<uint16_t>("cache"), io.input<uint16_t>("cache_in"), cache_values(s) * 2,
+                         static_cast<cudaStream_t>(io.stream));
+    return 0;
+}
+
+int launch_v1(const Shape& s, const DeviceIo& io) {
+    cuda::kv_store_f16(io.input<float>("kv"), s["n"], s["heads"], s["head_dim"], io.output<uint16_t>("cache"), s["ctx"],
+                       s["pos0"], static_cast<cudaStream_t>(io.stream));
+    return 1;
+}
+#endif
 
 // The previous contents: finite f16 values of the profile (a stale byte stands out against them).
 void fill_cache(const Shape& s, const GenRequest& r, std::span<uint8_t> out) {
@@ -64,11 +83,13 @@ FamilySpec spec() {
         .variants = {{.name = "v1",
                       .summary = "one thread per 4 values: float4 read, 8-byte f16 write; the cache copy is the preparation",
                       .model = [](const Shape& s, const HostIo& io) {
-                          uint16_t* cache = io.output<uint16_t>(0);
-                          std::memcpy(cache, io.input<uint16_t>(1), cache_values(s) * 2);
-                          ref::kv_store_f16(io.input<float>(0), s["n"], s["heads"], s["head_dim"], cache, s["ctx"],
+                          uint16_t* cache = io.output<uint16_t>("cache");
+                          std::memcpy(cache, io.input<uint16_t>("cache_in"), cache_values(s) * 2);
+                          ref::kv_store_f16(io.input<float>("kv"), s["n"], s["heads"], s["head_dim"], cache, s["ctx"],
                                             s["pos0"]);
-                      }}},
+                      },
+                      .launch = BITGATE_ON_DEVICE(launch_v1),
+                      .prepare = BITGATE_ON_DEVICE(copy_cache)}},
         // The kernel's traffic: kv read once, the n positions written (the copy is untimed).
         .bytes_moved = [](const Shape& s) { return double(s["n"] * s["heads"] * s["head_dim"]) * 6.0; },
     };

@@ -1,10 +1,13 @@
 // The rope family: NEOX rotary embedding of q or k rows at given positions.
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "bitgate/inputs.hpp"
 #include "bitgate/spec.hpp"
+#include "device_copy.cuh"
 #include "errors.hpp"
+#include "rope.cuh"
 #include "rope.hpp"
 
 namespace {
@@ -25,17 +28,50 @@ void fill_pos(const Shape&, const GenRequest& r, std::span<uint8_t> out) {
 
 HostModel model(bool inplace) {
     return [inplace](const Shape& s, const HostIo& io) {
-        const int32_t* pos = io.input<int32_t>(1);
+        const int32_t* pos = io.input<int32_t>("pos");
         if (std::string why = ref::rope_pos_problem(pos, s["n"]); !why.empty()) throw BadInput("pos: " + why);
-        float* out = io.output<float>(0);
+        float* out = io.output<float>("out");
         if (inplace) {
-            std::memcpy(out, io.input<float>(0), values(s) * 4);
+            std::memcpy(out, io.input<float>("x"), values(s) * 4);
             ref::rope_neox(out, s["n"], s["heads"], s["head_dim"], pos, float(s["base"]));
         } else {
-            ref::rope_neox_to(io.input<float>(0), out, s["n"], s["heads"], s["head_dim"], pos, float(s["base"]));
+            ref::rope_neox_to(io.input<float>("x"), out, s["n"], s["heads"], s["head_dim"], pos, float(s["base"]));
         }
     };
 }
+
+#if defined(BITGATE_HAVE_CUDA)
+cudaStream_t stream_of(const DeviceIo& io) { return static_cast<cudaStream_t>(io.stream); }
+
+// The base is a dimension in units of 1 (1e4, 1e6).
+float base_of(const Shape& s) { return float(s["base"]); }
+
+// The positions read back and checked before the launch: one out of range is bad input.
+int validate_pos(const Shape& s, const DeviceIo& io) {
+    const std::vector<int32_t> pos = cuda::read_back_i32(io.input<int32_t>("pos"), s["n"], stream_of(io));
+    if (std::string why = ref::rope_pos_problem(pos.data(), s["n"]); !why.empty()) throw BadInput("pos: " + why);
+    return 0;
+}
+
+int launch_v1(const Shape& s, const DeviceIo& io) {
+    cuda::rope_neox_to(io.input<float>("x"), io.output<float>("out"), s["n"], s["heads"], s["head_dim"],
+                       io.input<int32_t>("pos"), base_of(s), stream_of(io));
+    return 1;
+}
+
+// The in-place call as the forward makes it: x copied into out (preparation), then rotated there.
+int validate_and_copy(const Shape& s, const DeviceIo& io) {
+    validate_pos(s, io);
+    cuda::copy_on_device(io.output<float>("out"), io.input<float>("x"), values(s) * 4, stream_of(io));
+    return 0;
+}
+
+int launch_inplace(const Shape& s, const DeviceIo& io) {
+    cuda::rope_neox(io.output<float>("out"), s["n"], s["heads"], s["head_dim"], io.input<int32_t>("pos"), base_of(s),
+                    stream_of(io));
+    return 1;
+}
+#endif
 
 FamilySpec spec() {
     return FamilySpec{
@@ -73,10 +109,12 @@ FamilySpec spec() {
         .profiles = {"uniform", "normal", "outliers", "tiny", "signed_zero"},
         .variants = {{.name = "v1",
                       .summary = "rope_neox_to: one thread per (token, pair), cos/sin once, every head",
-                      .model = model(false), .claim = "rope"},
+                      .model = model(false), .claim = "rope",
+                      .launch = BITGATE_ON_DEVICE(launch_v1), .prepare = BITGATE_ON_DEVICE(validate_pos)},
                      {.name = "inplace",
                       .summary = "rope_neox in place on a copy of x (the copy is the preparation)",
-                      .model = model(true), .claim = "rope"}},
+                      .model = model(true), .claim = "rope",
+                      .launch = BITGATE_ON_DEVICE(launch_inplace), .prepare = BITGATE_ON_DEVICE(validate_and_copy)}},
         .bytes_moved = [](const Shape& s) { return double(values(s)) * 8.0 + double(s["n"]) * 4.0; },
     };
 }

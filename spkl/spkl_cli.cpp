@@ -16,6 +16,9 @@
 #include "llama_kld.hpp"
 #include "npy.hpp"
 #include "outfile.hpp"
+#include "plot.hpp"
+#include "progress.hpp"
+#include "spkl_plot.hpp"
 
 namespace bitgate {
 namespace {
@@ -98,17 +101,24 @@ int run_info(const InfoArgs& a) {
 // ---- diff / kld ---------------------------------------------------------------------------------
 
 struct DiffArgs {
-    std::string a, b, json;
+    std::string a, b, json, plot;
     unsigned threads = 0;
     bool require_identical = false;
     double max_mean_kld = -1;  // < 0: not given
 };
 
 int run_diff(const DiffArgs& a, bool md5) {
+    if (!a.plot.empty()) {  // before the files are read, not after
+        plot::require_gnuplot("--plot");
+        plot::require_writable("--plot", a.plot);
+    }
     DiffOptions opt;
     opt.threads = a.threads;
     opt.md5 = md5;
+    Progress progress("rows");
+    if (progress.on()) opt.progress = [&progress](uint64_t done, uint64_t total) { progress(done, total); };
     const DiffResult r = diff(a.a, a.b, opt);
+    progress.clear();
     print_text(r, stdout);
     int rc = 0;
     std::vector<std::string> failed;
@@ -127,6 +137,7 @@ int run_diff(const DiffArgs& a, bool md5) {
         j["failed"] = failed;
         write_json(a.json, j);
     }
+    if (!a.plot.empty()) plot_diff(r, a.plot);
     std::fflush(stdout);
     return rc;
 }
@@ -347,6 +358,7 @@ void add_spkl_verbs(CLI::App& app, int& rc) {
         s->add_option("A", d->a, "reference .spkl or llama.cpp KLD file (the P of KL(P||Q))")->required();
         s->add_option("B", d->b, "candidate .spkl or llama.cpp KLD file")->required();
         s->add_option("--json", d->json, "Write everything, per-row values included, as JSON to this file");
+        s->add_option("--plot", d->plot, "Draw KLD per position and the KLD histogram as SVG to this file (needs gnuplot)");
         s->add_option("--threads", d->threads, "Worker threads (default: all cores, at most 256); results do not depend on it")
             ->check(CLI::Range(0u, 4096u));
         if (md5) s->add_flag("--require-identical", d->require_identical, "Exit 1 unless the files are byte-identical");

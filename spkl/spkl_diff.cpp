@@ -367,6 +367,12 @@ DiffResult diff_spkl(const std::string& path_a, const std::string& path_b, const
         next_task.store(0);
         ntasks = 4 + slots[cur].rows;
         done = failed.load() || slots[cur].rows == 0;
+        if (opt.progress && !failed.load()) {
+            try {
+                opt.progress(slots[cur].first_row, res.rows);
+            } catch (...) {  // a display that fails is no reason to stop the diff
+            }
+        }
     };
     // The barrier is sized to the threads that exist: they are created first and wait for it, and
     // when the system refuses a thread the run goes on with those it has.

@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct DiffOptions {
     unsigned threads = 0;              // 0: std::thread::hardware_concurrency()
     bool md5 = true;                   // false for `spkl kld` (skips the two md5 streams)
     size_t batch_bytes = size_t{4} << 20;  // logits bytes per file per batch (at least one row)
+    // Called between batches, on one thread at a time, with the rows done so far and the total
+    // (progress display only: nothing it does reaches the results).
+    std::function<void(uint64_t done, uint64_t total)> progress;
 };
 
 inline constexpr uint32_t kSameRow = 0xffffffffu;

@@ -14,6 +14,7 @@
 #include "bitgate/exp.hpp"
 #include "bitgate/f16.hpp"
 #include "bitgate/inputs.hpp"
+#include "registry.hpp"
 #include "cuda_sim.hpp"
 
 namespace bitgate::cuda::attn_sim {
@@ -31,6 +32,13 @@ namespace k = bitgate::cuda::attn_sim;
 
 namespace {
 
+// The caches as the family generates them (specs/attention.cpp).
+void fill_kv_cache(const Shape& s, const GenRequest& r, std::span<uint8_t> out) {
+    for (const TensorSpec& t : family("attention").tensors)
+        if (t.name == r.tensor) return t.generate(s, r, out);
+    FAIL() << "attention has no tensor " << r.tensor;
+}
+
 struct Inputs {
     int64_t n_q, L, ctx, H, KV, D;
     std::vector<float> q;
@@ -43,9 +51,9 @@ Inputs make(int64_t n_q, int64_t L, int64_t ctx, int64_t H, int64_t KV, int64_t 
     const Shape s{{"n_q", "L", "ctx", "n_head", "n_kv_head", "head_dim"}, {n_q, L, ctx, H, KV, D}};
     inputs::fill_f32({reinterpret_cast<uint8_t*>(in.q.data()), in.q.size() * 4},
                      GenRequest{.seed = 2, .profile = profile, .tensor = "q"}, uint64_t(D));
-    ref::fill_kv_cache(s, GenRequest{.seed = 2, .profile = profile, .tensor = "k_cache"},
+    fill_kv_cache(s, GenRequest{.seed = 2, .profile = profile, .tensor = "k_cache"},
                        {reinterpret_cast<uint8_t*>(in.kc.data()), in.kc.size() * 2});
-    ref::fill_kv_cache(s, GenRequest{.seed = 2, .profile = profile, .tensor = "v_cache"},
+    fill_kv_cache(s, GenRequest{.seed = 2, .profile = profile, .tensor = "v_cache"},
                        {reinterpret_cast<uint8_t*>(in.vc.data()), in.vc.size() * 2});
     return in;
 }

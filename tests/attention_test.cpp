@@ -14,6 +14,7 @@
 #include "bitgate/exp.hpp"
 #include "bitgate/f16.hpp"
 #include "bitgate/inputs.hpp"
+#include "registry.hpp"
 #include "gpu.hpp"
 
 using namespace bitgate;
@@ -28,6 +29,13 @@ std::string attention_device(const std::vector<float>& q, const std::vector<uint
 #endif
 
 namespace {
+
+// The caches as the family generates them (specs/attention.cpp).
+void fill_kv_cache(const Shape& s, const GenRequest& r, std::span<uint8_t> out) {
+    for (const TensorSpec& t : family("attention").tensors)
+        if (t.name == r.tensor) return t.generate(s, r, out);
+    FAIL() << "attention has no tensor " << r.tensor;
+}
 
 struct Case {
     int64_t n_q, L, ctx, n_head, n_kv_head, D;
@@ -53,9 +61,9 @@ Case generated(int64_t n_q, int64_t L, int64_t ctx, int64_t n_head, int64_t n_kv
     const Shape s = c.shape();
     inputs::fill_f32({reinterpret_cast<uint8_t*>(c.q.data()), c.q.size() * 4},
                      GenRequest{.seed = seed, .profile = profile, .tensor = "q"}, uint64_t(D));
-    ref::fill_kv_cache(s, GenRequest{.seed = seed, .profile = profile, .tensor = "k_cache"},
+    fill_kv_cache(s, GenRequest{.seed = seed, .profile = profile, .tensor = "k_cache"},
                        {reinterpret_cast<uint8_t*>(c.k.data()), c.k.size() * 2});
-    ref::fill_kv_cache(s, GenRequest{.seed = seed, .profile = profile, .tensor = "v_cache"},
+    fill_kv_cache(s, GenRequest{.seed = seed, .profile = profile, .tensor = "v_cache"},
                        {reinterpret_cast<uint8_t*>(c.v.data()), c.v.size() * 2});
     return c;
 }

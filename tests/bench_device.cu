@@ -25,7 +25,7 @@ std::string bench_capture_probe(int mode) {
     cudaStream_t own = nullptr;
     cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking);
     const bitgate::DeviceLauncher launch = [mode, own](const bitgate::Shape&, const bitgate::DeviceIo& io) {
-        auto* p = io.output<unsigned>(0);
+        auto* p = static_cast<unsigned*>(io.out[0]);  // a probe with no family: its one output by position
         const auto stream = static_cast<cudaStream_t>(io.stream);
         switch (mode) {
             case 2: bump<<<1, 32>>>(p); return 1;

@@ -121,11 +121,12 @@ TEST(EmbedDevice, OutOfRangeIdsAreRejectedBeforeLaunch) {
     table.upload(in[0]);
     ids.upload(in[1]);
     out.fill(0xa5);
-    DeviceIo io;
+    DeviceIo io{.family = &f};
     io.in = {table.data(), ids.data()};
     io.out = {out.data()};
-    ASSERT_TRUE(f.device_prepare.count("q8_0"));
-    EXPECT_THROW(f.device_prepare.at("q8_0")(s, io), BadInput);
+    const VariantSpec& q8 = variant(f, "q8_0");
+    ASSERT_TRUE(q8.prepare);
+    EXPECT_THROW(q8.prepare(s, io), BadInput);
     EXPECT_EQ(device_sync(), "");
     for (uint8_t b : out.download()) ASSERT_EQ(b, 0xa5) << "out was written";
 }

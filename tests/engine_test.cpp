@@ -36,10 +36,10 @@ FamilySpec toy(HostModel model) {
     };
 }
 
-Shape shape_n(int64_t n) { return Shape{{"n"}, {n}}; }
+Shape shape_n(int64_t n) { return Shape{{"n"}, {n}, "toy"}; }
 
 void add_one(const Shape& s, const HostIo& io) {
-    for (int64_t i = 0; i < s["n"]; ++i) io.output<float>(0)[i] = io.input<float>(0)[i] + 1.0f;
+    for (int64_t i = 0; i < s["n"]; ++i) io.output<float>("y")[i] = io.input<float>("x")[i] + 1.0f;
 }
 
 std::string write_temp(const std::string& name, const std::string& text) {
@@ -73,7 +73,7 @@ TEST(HostRun, SoundModelPassesAndIsDeterministic) {
 
 TEST(HostRun, UnwrittenBytesAreFound) {
     const FamilySpec f = toy([](const Shape& s, const HostIo& io) {
-        for (int64_t i = 0; i + 1 < s["n"]; ++i) io.output<float>(0)[i] = 1.0f;  // forgets the last
+        for (int64_t i = 0; i + 1 < s["n"]; ++i) io.output<float>("y")[i] = 1.0f;  // forgets the last
     });
     const ModelRun r = run_model(f, f.variants[0], shape_n(8), make_inputs(f, shape_n(8), 1, "uniform"), true);
     EXPECT_EQ(r.verdict, Verdict::unwritten);
@@ -85,7 +85,7 @@ TEST(HostRun, UnwrittenBytesAreFound) {
 TEST(HostRun, WritePastTheEndHitsTheGuard) {
     const FamilySpec f = toy([](const Shape& s, const HostIo& io) {
         add_one(s, io);
-        io.output<float>(0)[s["n"]] = 0.0f;
+        io.output<float>("y")[s["n"]] = 0.0f;
     });
     const ModelRun r = run_model(f, f.variants[0], shape_n(8), make_inputs(f, shape_n(8), 1, "uniform"), false);
     EXPECT_EQ(r.verdict, Verdict::out_of_bounds);
@@ -94,7 +94,7 @@ TEST(HostRun, WritePastTheEndHitsTheGuard) {
 TEST(HostRun, WritingTheInputIsFound) {
     const FamilySpec f = toy([](const Shape& s, const HostIo& io) {
         add_one(s, io);
-        const_cast<float*>(io.input<float>(0))[2] = 9.0f;
+        const_cast<float*>(io.input<float>("x"))[2] = 9.0f;
     });
     const ModelRun r = run_model(f, f.variants[0], shape_n(8), make_inputs(f, shape_n(8), 1, "uniform"), false);
     EXPECT_EQ(r.verdict, Verdict::input_modified);
@@ -217,9 +217,9 @@ namespace {
 void skip_zero_blocks(const Shape& s, const HostIo& io) {
     for (int64_t b = 0; b * 32 < s["n"]; ++b) {
         bool all_zero = true;
-        for (int64_t i = b * 32; i < std::min<int64_t>(s["n"], b * 32 + 32); ++i) all_zero &= io.input<float>(0)[i] == 0.0f;
+        for (int64_t i = b * 32; i < std::min<int64_t>(s["n"], b * 32 + 32); ++i) all_zero &= io.input<float>("x")[i] == 0.0f;
         if (all_zero) continue;
-        for (int64_t i = b * 32; i < std::min<int64_t>(s["n"], b * 32 + 32); ++i) io.output<float>(0)[i] = io.input<float>(0)[i] + 1.0f;
+        for (int64_t i = b * 32; i < std::min<int64_t>(s["n"], b * 32 + 32); ++i) io.output<float>("y")[i] = io.input<float>("x")[i] + 1.0f;
     }
 }
 
@@ -257,7 +257,7 @@ TEST(Coverage, UnwrittenBytesAreLookedForOnEveryProfile) {
 TEST(Coverage, EachSessionLooksAfresh) {
     // What one check remembers (shapes already covered) must not leak into the next.
     const FamilySpec f = toy_profiles([](const Shape& s, const HostIo& io) {
-        for (int64_t i = 0; i + 1 < s["n"]; ++i) io.output<float>(0)[i] = 1.0f;  // forgets the last
+        for (int64_t i = 0; i + 1 < s["n"]; ++i) io.output<float>("y")[i] = 1.0f;  // forgets the last
     });
     for (int i = 0; i < 2; ++i) {
         CheckSession session(CheckOptions{});
@@ -273,7 +273,7 @@ TEST(GoldenCheck, AModelWritingPastItsEndFailsEvenWithTheRightDigests) {
     const FamilySpec good = toy_profiles(add_one);
     const FamilySpec bad = toy_profiles([](const Shape& s, const HostIo& io) {
         add_one(s, io);
-        io.output<float>(0)[s["n"]] = 0.0f;
+        io.output<float>("y")[s["n"]] = 0.0f;
     });
     const Shape s = shape_n(64);
     const std::string key = golden_key(good, "v", s, 1, "uniform");

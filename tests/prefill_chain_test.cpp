@@ -197,7 +197,7 @@ DeviceChain run_device_chain(const std::string& variant, const Dims& d, const st
     const FamilySpec& f = family("prefill_chain");
     const Shape s = shape_of(d);
     std::vector<DeviceBuffer> bi, bo, bw;
-    DeviceIo io;
+    DeviceIo io{.family = &f};
     for (const Bytes& b : in) {
         bi.emplace_back(b.size());
         bi.back().fill(0);  // sets the guard zones; the data is overwritten next
@@ -215,7 +215,7 @@ DeviceChain run_device_chain(const std::string& variant, const Dims& d, const st
         io.work.push_back(bw.back().data());
     }
     DeviceChain r;
-    r.launches = f.device.at(variant)(s, io);
+    r.launches = bitgate::variant(f, variant).launch(s, io);
     if (r.error = device_sync(); !r.error.empty()) return r;
     for (auto& b : bo) r.out.push_back(b.download());
     for (auto& b : bw) r.work.push_back(b.download());
@@ -230,7 +230,7 @@ DeviceChain run_device_chain(const std::string& variant, const Dims& d, const st
 TEST(PrefillChainDevice, FusedAndUnfusedLaunchChainsGiveTheSameBytes) {
     BITGATE_REQUIRE_GPU();
     const FamilySpec& f = family("prefill_chain");
-    ASSERT_TRUE(f.device.count("fused") && f.device.count("unfused")) << "launchers not registered";
+    ASSERT_TRUE(bitgate::variant(f, "fused").launch && bitgate::variant(f, "unfused").launch) << "launchers not registered";
     for (const Dims& d : {Dims{1, 896, 896}, Dims{63, 896, 128}, Dims{64, 640, 96}, Dims{65, 896, 896},
                           Dims{129, 896, 200}, Dims{300, 3584, 512}, Dims{512, 3584, 3584}, Dims{3325, 3584, 512}})
         for (const char* p : {"uniform", "outliers", "tiny"}) {

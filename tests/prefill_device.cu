@@ -1,7 +1,7 @@
 // Device side of the prefill tests: launch a kernel on poisoned buffers and bring the bytes back.
 #include <cuda_runtime.h>
 
-#include "../kernels/mutants/rms_norm_mutants.cuh"
+#include "../mutants/rms_norm.cuh"
 #include "../kernels/quantize_pad40_t.cuh"
 #include "../kernels/rms_norm.cuh"
 #include "../kernels/swiglu.cuh"

@@ -168,5 +168,18 @@ expect 0 '^gpus +1 \(GPUS=1' -- env GPUS=1 STEPS="check mutants" "$src/ci/device
 [[ $(grep -c -- '--gpus 1' "$tmp/fakebin/args") -eq 2 ]] && ok || bad "GPUS=1 not passed on: $(cat "$tmp/fakebin/args")"
 expect 1 'ci/device: FAILED: check' -- env GPUS=1 STEPS=check FAKE_RC=1 "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
 
+# The mutant gate over workers is judged on the merged run: a shard that never meets a case
+# catching some mutant does not fail the run (each worker alone would say ESCAPED), and over a
+# catalog too small to catch every mutant, workers exit as the single process does.
+mut=$(dirname "$bg")/bitgate-mutants
+if [[ -x $mut ]]; then
+    expect 0 '^mutant CAUGHT +quantize_q8_0/m_model_rintf' -- "$mut" check --mutants --host-only --family quantize_q8_0 --workers 8
+    single=$("$mut" check --mutants --host-only --family quantize_q8_0 --catalog regressions 2>&1); src_rc=$?
+    spread=$("$mut" check --mutants --host-only --family quantize_q8_0 --catalog regressions --workers 4 2>&1); spread_rc=$?
+    [[ $src_rc -eq $spread_rc ]] && ok || bad "mutant gate: one process exit $src_rc, 4 workers exit $spread_rc"
+else
+    bad "bitgate-mutants not found beside $bg"
+fi
+
 echo "$passes passed, $fails failed"
 [[ $fails -eq 0 ]]

@@ -238,7 +238,7 @@ std::vector<BenchRow> run_bench(const BenchOptions& o, double ceiling) {
         Pool pool;
         must(cudaMalloc(&pool.base, std::max<size_t>(stride, 1) * size_t(rot.copies)), "cudaMalloc");
         must(cudaMemset(pool.base, 0, stride * size_t(rot.copies)), "memset");
-        std::vector<DeviceIo> ios(size_t(rot.copies));
+        std::vector<DeviceIo> ios(size_t(rot.copies), DeviceIo{.family = &f});
         for (int r = 0; r < rot.copies; ++r) {
             auto* p = static_cast<unsigned char*>(pool.base) + size_t(r) * stride;
             for (const auto& b : in) {
@@ -250,11 +250,11 @@ std::vector<BenchRow> run_bench(const BenchOptions& o, double ceiling) {
             for (size_t n : works) ios[size_t(r)].work.push_back(p), p += align256(n);
         }
         for (const VariantSpec& v : f.variants) {
-            if (v.mutant || !f.device.count(v.name)) continue;
+            if (v.mutant || !v.launch) continue;
             if (!o.variants.empty() && std::find(o.variants.begin(), o.variants.end(), v.name) == o.variants.end()) continue;
             if (!l.variants.empty() && std::find(l.variants.begin(), l.variants.end(), v.name) == l.variants.end()) continue;
             if (!shape_problem(f, &v, l.shape).empty()) continue;
-            const DeviceLauncher& launch = f.device.at(v.name);
+            const DeviceLauncher& launch = v.launch;
             BenchRow row{.family = f.name, .variant = v.name, .shape = l.shape.str(), .rotation = rot.copies,
                          .rotation_bytes = rot.bytes};
             row.bytes = f.bytes_moved ? f.bytes_moved(l.shape) : double(set_bytes);
@@ -262,8 +262,8 @@ std::vector<BenchRow> run_bench(const BenchOptions& o, double ceiling) {
                 row.ops = f.ops(l.shape);
                 row.ops_unit = f.ops_unit;
             }
-            if (auto p = f.device_prepare.find(v.name); p != f.device_prepare.end())
-                for (const DeviceIo& io : ios) row.prepare_launches = p->second(l.shape, io);
+            if (v.prepare)
+                for (const DeviceIo& io : ios) row.prepare_launches = v.prepare(l.shape, io);
             for (int i = 0; i < 3; ++i) row.launches = launch(l.shape, ios[size_t(i % rot.copies)]);
             must(cudaDeviceSynchronize(), "warm-up");
             must(cudaGetLastError(), "warm-up launch");

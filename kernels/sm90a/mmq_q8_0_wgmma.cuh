@@ -1,9 +1,11 @@
 // mmq_q8_0 on sm_90a's warpgroup MMA: the Hopper variant `wgmma`, same bytes as every other
-// mmq_q8_0 tiling (docs/mmq_q8_0.md). Defined only where cmake/sm90a.cmake builds it.
+// mmq_q8_0 tiling (docs/mmq_q8_0.md). Defined only where cmake/sm90a.cmake builds it, which then
+// defines BITGATE_HAVE_SM90A for the specs, the mutants and the tests. Plain C++, so that
+// specs/mmq_q8_0.cpp can include it.
 #pragma once
-#include <cuda_runtime.h>
-
 #include <cstdint>
+
+#include "bitgate/stream.hpp"
 
 #include "bitgate/formats.hpp"
 

@@ -3,7 +3,7 @@
 // Built only from operations with one IEEE result: fmaf, *, -, comparisons and integer bit
 // operations. No libm, no MUFU approximation, so host and device round identically.
 // Accuracy against exp in double over all 2^32 inputs: docs/exp.md (tests/exp_test.cpp proves it,
-// tests/exp_device_test.cpp proves host == device over the same 2^32 inputs).
+// tests/exp_test.cpp proves host == device over the same 2^32 inputs).
 //
 //   x = k ln2 + r, k = rint(x log2 e) by the 1.5 * 2^23 magic add (ties to even, inside one fmaf),
 //   r by Cody-Waite with a two-part ln2 (the first fmaf is exact, see below),

@@ -1,0 +1,30 @@
+// The fused rms_norm kernel with the barrier between its two phases removed: phase 2 reads a
+// row's scale from shared memory before the warp that computes it has written it. Run it under
+// compute-sanitizer --tool racecheck (tests/rms_norm_test.cpp, RmsNormRace.*): it must report a
+// shared-memory hazard. Not for the engine: whether the diff sees it depends on timing.
+#pragma once
+
+#include <cstdint>
+
+#include "bitgate/stream.hpp"
+
+namespace bitgate::cuda {
+
+namespace mutants {
+
+// The defects the engine must catch (mutants/rms_norm.cpp): one launch, as cuda::rms_norm_quant_f32_t.
+enum class RmsNormDefect {
+    rsqrtf,           // scale from rsqrtf
+    tail_unwritten,   // the padded tokens' plane bytes unwritten
+    other_block_row,  // quantizes y of row+8, read back from global
+};
+void rms_norm_quant_f32_t_defective(RmsNormDefect defect, const float* x, const float* w, float* y, int64_t n, int64_t d,
+                                    uint8_t* qs, uint32_t* sda, cudaStream_t stream);
+
+}  // namespace mutants
+
+
+void rms_norm_quant_f32_t_no_barrier(const float* x, const float* w, float* y, int64_t n, int64_t d, uint8_t* qs,
+                                     uint32_t* sda, cudaStream_t stream);
+
+}  // namespace bitgate::cuda
