@@ -58,6 +58,32 @@ BITGATE_VARIANT("mmq_q8_0", device_mutant("m_chunk_order", cuda::mutants::MmqDef
 // differ (unwritten) but may agree on wrong bytes (value_mismatch): a race names both classes.
 BITGATE_VARIANT("mmq_q8_0", device_mutant("m_no_wait", cuda::mutants::MmqDefect::no_wait, "unwritten|value_mismatch", "never waits for its cp.async copies",
                                           [](const Shape&) -> std::string { return ""; }));
+#if defined(BITGATE_HAVE_SM90A)
+// The Hopper variant's defects, held to the bytes of `wgmma`. Their launcher is compiled for
+// sm_90a with the kernel (kernels/sm90a/mutants/), so they are declared exactly where it is built.
+VariantSpec wgmma_mutant(const char* name, cuda::mutants::WgmmaDefect defect, const char* expect, const char* what,
+                         std::function<std::string(const Shape&)> where) {
+    return kernel_mutant("wgmma", name, expect, what,
+                         [defect](const Shape& s, const DeviceIo& io) {
+                             cuda::mutants::mmq_q8_0_wgmma_defective(
+                                 defect, io.input<uint8_t>("qs"), io.input<uint32_t>("sda"), io.input<BlockQ8_0>("w"),
+                                 io.output<float>("C"), s["n"], s["N"], s["K"], static_cast<cudaStream_t>(io.stream));
+                             return 1;
+                         },
+                         [where](const Shape& s) { std::string w = small(s); return w.empty() ? where(s) : w; });
+}
+
+BITGATE_VARIANT("mmq_q8_0", wgmma_mutant("m_wgmma_chunk_order", cuda::mutants::WgmmaDefect::chunk_order,
+                                         "value_mismatch", "wgmma: adds the chunks of each full stage in descending order",
+                                         [](const Shape& s) -> std::string {
+                                             return s["K"] >= 128 ? "" : "needs a full stage of chunks to reorder (K >= 128)";
+                                         }));
+// Reads the weights before the producers have repacked them: timing decides the values, so runs
+// A and B usually differ (unwritten) but may agree on wrong bytes (value_mismatch).
+BITGATE_VARIANT("mmq_q8_0", wgmma_mutant("m_wgmma_no_ready_wait", cuda::mutants::WgmmaDefect::no_ready_wait,
+                                         "unwritten|value_mismatch", "wgmma: consumers skip the wait for the repacked weights",
+                                         [](const Shape&) -> std::string { return ""; }));
+#endif
 BITGATE_VARIANT("mmq_q8_0", (VariantSpec{.name = "m_model_stage_order",
                                          .summary = "host model adding per-stage partial sums (another float order)",
                                          .model = stage_partials_model,

@@ -1,4 +1,4 @@
-// The defective mmq_q8_0 launcher behind mutants/mmq_q8_0.cpp: the real kernel template with one
+// The defective mmq_q8_0 launchers behind mutants/mmq_q8_0.cpp: the real kernel templates with one
 // defect switched on.
 #pragma once
 #include <cstdint>
@@ -13,5 +13,11 @@ enum class MmqDefect { padded_token, past_n, chunk_order, no_wait };
 // One launch, as cuda::mmq_q8_0 with the tiling each defect is shown on.
 void mmq_q8_0_defective(MmqDefect defect, const uint8_t* qs, const uint32_t* sda, const BlockQ8_0* w, float* C,
                         int64_t n, int64_t N, int64_t K, cudaStream_t stream);
+
+// The Hopper variant `wgmma` with one defect, overlapped pipeline as the variant runs it. Defined
+// in kernels/sm90a/mutants/ (compiled for sm_90a) only where BITGATE_HAVE_SM90A is defined.
+enum class WgmmaDefect { chunk_order, no_ready_wait };
+void mmq_q8_0_wgmma_defective(WgmmaDefect defect, const uint8_t* qs, const uint32_t* sda, const BlockQ8_0* w,
+                              float* C, int64_t n, int64_t N, int64_t K, cudaStream_t stream);
 
 }  // namespace bitgate::cuda::mutants

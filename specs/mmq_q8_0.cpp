@@ -8,6 +8,7 @@
 #include "bitgate/spec.hpp"
 #include "mmq_q8_0.cuh"
 #include "mmq_q8_0.hpp"
+#include "sm90a/mmq_q8_0_wgmma.cuh"
 
 namespace {
 
@@ -136,6 +137,22 @@ VariantSpec tiling(std::string name, std::string summary, [[maybe_unused]] cuda:
                        .launch = BITGATE_ON_DEVICE(launcher(t))};
 }
 
+// The Hopper variant: its kernel is compiled for sm_90a only (cmake/sm90a.cmake, which defines
+// BITGATE_HAVE_SM90A where it does); elsewhere, CUDA builds included, it has no launcher and the
+// engine skips its device checks with that reason. Same model and claim as the mma tilings.
+DeviceLauncher wgmma_launcher() {
+#if defined(BITGATE_HAVE_SM90A)
+    return [](const Shape& s, const DeviceIo& io) {
+        cuda::mmq_q8_0_wgmma(io.input<uint8_t>("qs"), io.input<uint32_t>("sda"), io.input<BlockQ8_0>("w"),
+                             io.output<float>("C"), s["n"], s["N"], s["K"], /*overlap=*/true,
+                             static_cast<cudaStream_t>(io.stream));
+        return 1;
+    };
+#else
+    return nullptr;
+#endif
+}
+
 FamilySpec spec() {
     return FamilySpec{
         .name = "mmq_q8_0",
@@ -181,6 +198,11 @@ FamilySpec spec() {
                 tiling("t128x128", "128 tokens x 128 rows per CTA, 8 warps of 64x32", cuda::MmqTiling::t128x128),
                 tiling("t64x128", "64 tokens x 128 rows per CTA, 4 warps of 64x32", cuda::MmqTiling::t64x128),
                 tiling("t64x64", "64 tokens x 64 rows per CTA, 4 warps of 32x32", cuda::MmqTiling::t64x64),
+                VariantSpec{.name = "wgmma",
+                            .summary = "sm_90a warpgroup MMA (wgmma m64n64k32 per 64-row half, epilogue overlapped), "
+                                       "128 tokens x 128 rows per CTA, bulk copies on mbarriers; device launcher only "
+                                       "where the sm_90a kernels are built",
+                            .model = model, .claim = "mmq_q8_0", .launch = wgmma_launcher()},
             },
         .bytes_moved = [](const Shape& s) {
             return double(ntb_of(s) * nchunk_of(s)) * (kPad40TileBytes + 256) +

@@ -33,6 +33,10 @@ TEST(Registry, EveryRealVariantHasALauncherWhereCudaIsBuilt) {
     for (const FamilySpec* f : families())
         for (const VariantSpec& v : f->variants)
             if (!v.mutant || !v.model) {
+#if !defined(BITGATE_HAVE_SM90A)
+                // Compiled for sm_90a only (cmake/sm90a.cmake): a build for other devices lacks it.
+                if (f->name == "mmq_q8_0" && v.name == "wgmma") continue;
+#endif
                 EXPECT_TRUE(v.launch) << f->name << "/" << v.name << " has no device launcher";
             }
 #else
