@@ -5,9 +5,9 @@
 #include <cstdlib>
 #include <span>
 #include <string>
-#include <unistd.h>
 
 #include "errors.hpp"
+#include "temp_file.hpp"
 #include "npy.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -17,15 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         parsed = true;
     } catch (const bitgate::BadInput&) {
     }
-    char name[] = "/tmp/npy_fuzz_XXXXXX";
-    const int fd = ::mkstemp(name);
-    if (fd < 0) std::abort();
-    for (size_t done = 0; done < size;) {
-        const ssize_t w = ::write(fd, data + done, size - done);
-        if (w <= 0) std::abort();
-        done += static_cast<size_t>(w);
-    }
-    ::close(fd);
+    const bitgate::fuzz::TempFile file(data, size, "npy_fuzz");
+    const std::string& name = file.path();
     try {
         const bitgate::npy::Tensor t = bitgate::npy::read(name);
         read = true;
@@ -33,7 +26,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             (void)bitgate::npy::read_ids(name, static_cast<uint64_t>(t.shape[0]), true);
     } catch (const bitgate::BadInput&) {
     }
-    ::unlink(name);
     if (parsed != read) std::abort();  // the two ways in disagree
     return 0;
 }

@@ -4,23 +4,16 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "errors.hpp"
+#include "temp_file.hpp"
 #include "spkl.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // The reader works on files (it checks the size against the header first): a temporary one.
-    char name[] = "/tmp/spkl_fuzz_XXXXXX";
-    const int fd = ::mkstemp(name);
-    if (fd < 0) std::abort();
-    for (size_t done = 0; done < size;) {
-        const ssize_t w = ::write(fd, data + done, size - done);
-        if (w <= 0) std::abort();
-        done += static_cast<size_t>(w);
-    }
-    ::close(fd);
+    const bitgate::fuzz::TempFile file(data, size, "spkl_fuzz");
+    const std::string& name = file.path();
     try {
         bitgate::spkl::Reader r(name);
         std::vector<uint8_t> buf(1 << 16);
@@ -31,6 +24,5 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } catch (const bitgate::BadInput&) {
         // the expected outcome for a malformed file
     }
-    ::unlink(name);
     return 0;
 }
