@@ -1,6 +1,6 @@
 // The fused rms_norm kernel with the barrier between its two phases removed: phase 2 reads a
 // row's scale from shared memory before the warp that computes it has written it. Run it under
-// compute-sanitizer --tool racecheck (tests/rms_norm_test.cpp, RmsNormRace.*): it must report a
+// compute-sanitizer --tool racecheck (tests/rms_norm_test.cpp, RmsNormRaceDevice): it must report a
 // shared-memory hazard. Not for the engine: whether the diff sees it depends on timing.
 #pragma once
 

@@ -158,6 +158,12 @@ expect 1 'ci/device: FAILED: lint \(exit 1, expected 0\)' -- env STEPS=lint FAKE
 expect 1 'ci/device: FAILED: planted \(exit 1' -- env STEPS=lint PLANT_FAIL=1 "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
 expect 1 'ci/device: FAILED: lint \(timed out' -- env STEPS=lint FAKE_SLEEP=5 STEP_TIMEOUT=1 "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
 expect 1 'ci/device: FAILED: lint \(timed out' -- env STEPS=lint FAKE_SLEEP=5 BUDGET=1 "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
+# The tests step: a filter that selects nothing, or a device test that skips, fails it.
+printf '#!/usr/bin/env bash\necho "[==========] ${FAKE_RAN:-3} tests from 2 test suites ran. (5 ms total)"\n[[ -n ${FAKE_SKIP:-} ]] && echo "[  SKIPPED ] 1 test, listed below:"\nexit 0\n' >"$tmp/fakebin/bitgate_tests"
+chmod +x "$tmp/fakebin/bitgate_tests"
+expect 0 'ci/device: every step passed' -- env STEPS=tests "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
+expect 1 'ci/device: FAILED: tests \(exit 1' -- env STEPS=tests FAKE_RAN=0 "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
+expect 1 'ci/device: FAILED: tests \(exit 1' -- env STEPS=tests FAKE_SKIP=1 "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
 
 # spkl: md5 as md5sum prints it, exit 1 on a requested condition, exit 2 with one line on bad files
 "$bg" spkl synth "$tmp/a.spkl" --vocab 1000 --rows 7 --targets >/dev/null
