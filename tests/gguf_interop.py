@@ -97,7 +97,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check(field_value(r.fields["general.architecture"]) == "qwen2", "architecture")
     tok = r.fields["tokenizer.ggml.tokens"]
     check(bytes(tok.parts[tok.data[32]]).decode() == "\u0120", "token 32 (space) is U+0120")
-    print(f"bitgate -> gguf: {len(r.tensors)} tensors and {len(keys)} metadata keys agree")
+    print(f"bitgate -> gguf: {len(r.tensors)} tensors and {len(keys)} metadata keys compared")
 
     # ---- 2. gguf writes, bitgate reads -----------------------------------------------------------
     n_embd, n_ff, n_head, n_kv, n_vocab, n_layer = 64, 128, 4, 2, 300, 1
@@ -159,7 +159,7 @@ with tempfile.TemporaryDirectory() as tmp:
         ne, tn, md5 = expect[t["name"]]
         check(t["ne"] == ne and t["type"] == tn and t["md5"] == md5,
               f"{t['name']}: bitgate {t['ne']} {t['type']} {t['md5']} vs gguf-py {ne} {tn} {md5}")
-    print(f"gguf -> bitgate: {len(got['tensors'])} tensors agree (gguf {gguf.__name__} from {os.path.dirname(gguf.__file__)})")
+    print(f"gguf -> bitgate: {len(got['tensors'])} tensors compared (gguf package at {os.path.dirname(gguf.__file__)})")
 
 if failures:
     print(f"{len(failures)} mismatches")
