@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "cli.hpp"
@@ -58,6 +59,9 @@ struct InfoArgs {
 int run_info(const InfoArgs& a) {
     gguf::Mapping map(a.file);
     const gguf::File f = gguf::parse(map.bytes(), a.file);
+    // Every check first: a bad file gets its one-line error and nothing else.
+    std::optional<model::Model> m;
+    if (!a.raw) m.emplace(model::model_from_gguf(f, a.file));
     nlohmann::json j;
     j["file"] = a.file;
     j["bytes"] = f.file_size;
@@ -67,9 +71,8 @@ int run_info(const InfoArgs& a) {
     std::printf("file         : %s (%llu bytes)\n", a.file.c_str(), static_cast<unsigned long long>(f.file_size));
     std::printf("gguf         : version %u, alignment %u, %zu metadata keys, %zu tensors, data at byte %llu\n",
                 f.version, f.alignment, f.kv.size(), f.tensors.size(), static_cast<unsigned long long>(f.data_offset));
-    if (!a.raw) {
-        const model::Model m = model::model_from_gguf(f, a.file);
-        const model::Hparams& h = m.hp;
+    if (m) {
+        const model::Hparams& h = m->hp;
         const gguf::Value* name = f.find("general.name");
         std::printf("architecture : %s\n", h.arch.c_str());
         if (name && name->type == gguf::VType::str) std::printf("name         : %s\n", name->s.c_str());

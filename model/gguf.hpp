@@ -90,7 +90,7 @@ struct TensorInfo {
 };
 
 struct File {
-    uint32_t version = version;
+    uint32_t version = gguf::version;
     uint32_t alignment = default_alignment;
     std::vector<KV> kv;
     std::vector<TensorInfo> tensors;  // file order
