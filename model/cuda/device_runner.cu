@@ -55,7 +55,8 @@ public:
         for (const Tensor& t : m.tensors) {
             void* p = nullptr;
             ck(cudaMalloc(&p, t.bytes.size()), "weight allocation");
-            ck(cudaMemcpy(p, t.bytes.data(), t.bytes.size(), cudaMemcpyHostToDevice), "weight upload");
+            // Everything on stream_ (non-blocking: no ordering with the legacy default stream).
+            ck(cudaMemcpyAsync(p, t.bytes.data(), t.bytes.size(), cudaMemcpyHostToDevice, stream_), "weight upload");
             weights_[t.name] = p;
         }
         const Hparams& hp = m.hp;
@@ -64,11 +65,12 @@ public:
             for (const char* t : {"k", "v"}) {
                 void* p = nullptr;
                 ck(cudaMalloc(&p, cache_bytes), "cache allocation");
-                ck(cudaMemset(p, 0, cache_bytes), "cache clear");
+                ck(cudaMemsetAsync(p, 0, cache_bytes, stream_), "cache clear");
                 caches_[std::string("cache.") + t + "." + std::to_string(l)] = p;
             }
         work_bytes_ = cuda::attention_decode_workspace_bytes(ctx, hp.n_head, hp.n_embd / hp.n_head);
         if (work_bytes_ > 0) ck(cudaMalloc(&work_, work_bytes_), "attention workspace");
+        ck(cudaStreamSynchronize(stream_), "weight upload");
     }
     ~DeviceRunner() override {
         cudaStreamSynchronize(stream_);
@@ -99,8 +101,10 @@ public:
         ck(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
         ck(cudaGraphLaunch(exec, stream_), "graph launch");
         ck(cudaStreamSynchronize(stream_), "forward");
-        ck(cudaMemcpy(logits, bufs_.at(g.logits).first, size_t(g.n * g.hp.n_vocab) * 4, cudaMemcpyDeviceToHost),
+        ck(cudaMemcpyAsync(logits, bufs_.at(g.logits).first, size_t(g.n * g.hp.n_vocab) * 4, cudaMemcpyDeviceToHost,
+                           stream_),
            "logits download");
+        ck(cudaStreamSynchronize(stream_), "logits download");
         cudaGraphExecDestroy(exec);
         cudaGraphDestroy(graph);
     }
@@ -190,8 +194,14 @@ private:
         }
         std::vector<int32_t> pos(static_cast<size_t>(g.n));
         for (int64_t t = 0; t < g.n; ++t) pos[size_t(t)] = int32_t(g.pos + t);
-        ck(cudaMemcpy(bufs_.at("ids").first, ids, size_t(g.n) * 4, cudaMemcpyHostToDevice), "ids upload");
-        ck(cudaMemcpy(bufs_.at("pos").first, pos.data(), size_t(g.n) * 4, cudaMemcpyHostToDevice), "pos upload");
+        // On the runner's stream, which does not wait for the legacy default stream: a plain
+        // cudaMemcpy from pageable memory may return before its DMA lands, and a graph launched on
+        // stream_ could then read the previous call's tokens or positions. The synchronize keeps
+        // pos (a local) alive until the copy has read it.
+        ck(cudaMemcpyAsync(bufs_.at("ids").first, ids, size_t(g.n) * 4, cudaMemcpyHostToDevice, stream_), "ids upload");
+        ck(cudaMemcpyAsync(bufs_.at("pos").first, pos.data(), size_t(g.n) * 4, cudaMemcpyHostToDevice, stream_),
+           "pos upload");
+        ck(cudaStreamSynchronize(stream_), "ids and pos upload");
     }
 
     float* f(const std::string& n) { return static_cast<float*>(bufs_.at(n).first); }
