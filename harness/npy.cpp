@@ -285,9 +285,15 @@ Reader::Reader(std::string path) : path_(std::move(path)) {
         read(pre.data(), first);
         size_t start = 0;
         const size_t len = preamble(std::span<const uint8_t>(pre.data(), first), size, path_, start);
-        std::string dict(start + len, '\0');
-        std::memcpy(dict.data(), pre.data(), first);
-        read(dict.data() + first, start + len - first);
+        // A v1 header shorter than two bytes ends inside the 12 bytes read first: copy only its
+        // own bytes and put the file position back at the end of the header.
+        const size_t total = start + len;
+        std::string dict(total, '\0');
+        std::memcpy(dict.data(), pre.data(), std::min(first, total));
+        if (total > first)
+            read(dict.data() + first, total - first);
+        else if (::lseek(fd_, off_t(total), SEEK_SET) != off_t(total))
+            bad(path_, std::string("cannot seek past the header: ") + std::strerror(errno));
         h_ = parse_dict(std::string_view(dict).substr(start), size, start + len, path_);
     } catch (...) {
         ::close(fd_);

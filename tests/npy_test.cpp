@@ -203,6 +203,20 @@ TEST_F(NpyFiles, TruncatedHeader) {
     expect_bad(path("b.npy"), "truncated in the header (118 bytes announced, 8 present)");
 }
 
+// A v1 header length of 0 or 1 ends before the 12 bytes the reader takes first (a fuzzing find:
+// the reader used to copy 12 bytes into the shorter header and read a wrapped-around length).
+TEST_F(NpyFiles, HeaderShorterThanThePreambleRead) {
+    for (const char len : {'\x00', '\x01'}) {
+        const std::string f = std::string("\x93NUMPY\x01\x00", 8) + len + std::string("\x00", 1) + "{}" +
+                              std::string(40, ' ') + "\n";
+        put(path("s.npy"), f);
+        // The header's own bytes are judged ("" and "{"), not a read past them.
+        expect_bad(path("s.npy"), "bad .npy header: expected");
+        EXPECT_THROW(npy::parse(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(f.data()), f.size()), "m.npy"),
+                     BadInput);
+    }
+}
+
 TEST_F(NpyFiles, BadHeaderDicts) {
     const std::string data(4, '\0');
     const std::vector<std::pair<std::string, std::string>> cases = {
