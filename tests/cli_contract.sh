@@ -5,20 +5,7 @@ set -u
 bg=$1 src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0 passes=0
-
-# expect CODE PATTERN -- command...: exit code CODE and stderr+stdout matching PATTERN.
-expect() {
-    local code=$1 pattern=$2; shift 3
-    local out rc
-    out=$("$@" 2>&1); rc=$?
-    if [[ $rc -ne $code ]] || ! grep -qE -- "$pattern" <<<"$out"; then
-        echo "FAIL: $* -> exit $rc (want $code), output:"; echo "$out" | head -5
-        fails=$((fails + 1))
-    else
-        passes=$((passes + 1))
-    fi
-}
+source "$(dirname "$0")/expect.sh"
 
 root() {  # a scratch copy of shapes/ and golden/ to break
     rm -rf "$tmp/root"; mkdir -p "$tmp/root"

@@ -6,21 +6,10 @@ set -u
 bg=$1 src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0 passes=0
+source "$(dirname "$0")/expect.sh"
 export BITGATE_ROOT=$src
 unset GTEST_SHARD_INDEX GTEST_TOTAL_SHARDS SLURM_ARRAY_TASK_ID JOB_COMPLETION_INDEX CI
 
-expect() {  # expect CODE PATTERN -- command...
-    local code=$1 pattern=$2; shift 3
-    local out rc
-    out=$("$@" 2>&1); rc=$?
-    if [[ $rc -ne $code ]] || ! grep -qE -- "$pattern" <<<"$out"; then
-        echo "FAIL: $* -> exit $rc (want $code), output:"; echo "$out" | tail -5
-        fails=$((fails + 1))
-    else
-        passes=$((passes + 1))
-    fi
-}
 # one_line_error CODE PATTERN -- command...: that exit code and exactly one line on stderr.
 one_line_error() {
     local code=$1 pattern=$2; shift 3
