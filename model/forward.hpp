@@ -56,7 +56,13 @@ SequenceResult run_sequence(const Model& m, Runner& r, const std::string& path, 
 // MD5 of the logits bytes (the f32 rows in order), as md5sum prints it.
 std::string logits_md5(const SequenceResult& s);
 
-std::unique_ptr<Runner> make_host_runner(const Model& m, const std::string& path, int64_t ctx);
+struct HostOptions {
+    // The reference path's dequantized f32 weights are kept up to this many bytes (a 7B model's
+    // f32 copy is 30 GB); past it, each use dequantizes into one scratch buffer. Same bytes.
+    size_t dequantized_cache_bytes = size_t(6) << 30;
+};
+std::unique_ptr<Runner> make_host_runner(const Model& m, const std::string& path, int64_t ctx,
+                                         const HostOptions& opt = {});
 
 struct DeviceOptions {
     int sm_count = 0;  // 0: the card's; otherwise every SM-count dispatch sees this number

@@ -53,7 +53,8 @@ std::vector<float> dequantize(const Tensor& t) {
 
 class HostRunner final : public Runner {
 public:
-    HostRunner(const Model& m, const std::string& path, int64_t ctx) : m_(m), ctx_(ctx) {
+    HostRunner(const Model& m, const std::string& path, int64_t ctx, const HostOptions& opt)
+        : m_(m), ctx_(ctx), opt_(opt) {
         const Hparams& hp = m.hp;
         const int64_t hd = hp.n_embd / hp.n_head;
         const size_t elems = size_t(hp.n_head_kv * ctx * hd);
@@ -84,10 +85,16 @@ private:
     const Tensor& w(const std::string& n) { return m_.at(n); }
     const float* wf(const std::string& n) { return reinterpret_cast<const float*>(w(n).bytes.data()); }
     const BlockQ8_0* wq(const std::string& n) { return reinterpret_cast<const BlockQ8_0*>(w(n).bytes.data()); }
-    const float* deq(const std::string& n) {  // "f32:NAME"
-        auto it = deq_.find(n);
-        if (it == deq_.end()) it = deq_.emplace(n, dequantize(w(n.substr(4)))).first;
-        return it->second.data();
+    // "f32:NAME": kept while the cache has room, else in the scratch buffer until the next call.
+    const float* deq(const std::string& n) {
+        if (auto it = deq_.find(n); it != deq_.end()) return it->second.data();
+        std::vector<float> v = dequantize(w(n.substr(4)));
+        if (deq_bytes_ + v.size() * 4 <= opt_.dequantized_cache_bytes) {
+            deq_bytes_ += v.size() * 4;
+            return deq_.emplace(n, std::move(v)).first->second.data();
+        }
+        deq_scratch_ = std::move(v);
+        return deq_scratch_.data();
     }
 
     void run(const Graph& g, const Step& s, const int32_t* ids, const int32_t* pos) {
@@ -193,12 +200,16 @@ private:
     std::map<std::string, std::vector<uint16_t>> f16_cache_;
     std::map<std::string, std::vector<double>> f32_cache_;
     std::map<std::string, std::vector<float>> deq_;
+    HostOptions opt_;
+    size_t deq_bytes_ = 0;
+    std::vector<float> deq_scratch_;
 };
 
 }  // namespace
 
-std::unique_ptr<Runner> make_host_runner(const Model& m, const std::string& path, int64_t ctx) {
-    return std::make_unique<HostRunner>(m, path, ctx);
+std::unique_ptr<Runner> make_host_runner(const Model& m, const std::string& path, int64_t ctx,
+                                         const HostOptions& opt) {
+    return std::make_unique<HostRunner>(m, path, ctx, opt);
 }
 
 }  // namespace bitgate::model

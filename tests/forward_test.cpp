@@ -75,6 +75,19 @@ bool same_bytes(const SequenceResult& a, const SequenceResult& b) {
            std::memcmp(a.logits.data(), b.logits.data(), a.logits.size() * sizeof(float)) == 0;
 }
 
+// The reference path without room to keep its dequantized weights (each use dequantizes into a
+// scratch buffer, as a 7B model must on a 24 GB machine) gives the cached run's bytes.
+TEST(Forward, ReferenceWithoutTheDequantizedCacheGivesTheSameBytes) {
+    const Model m = synth("tiny", 1);
+    const auto toks = seeded_tokens(6 + 3 + 1, m.hp.n_vocab, 7);
+    auto cached = make_host_runner(m, "reference", 9);
+    auto bounded = make_host_runner(m, "reference", 9, HostOptions{.dequantized_cache_bytes = 0});
+    const SequenceResult a = run_sequence(m, *cached, "reference", toks, 6, 3);
+    const SequenceResult b = run_sequence(m, *bounded, "reference", toks, 6, 3);
+    ASSERT_FALSE(a.logits.empty());
+    EXPECT_TRUE(same_bytes(a, b));
+}
+
 // The claim, on the host: the fused and hoisted path gives the baseline's bytes. Prompts cross
 // the 64-token block of the quantized plane; decode crosses the 128-key attention split.
 TEST(Forward, BaselineAndFastGiveTheSameBytes) {
