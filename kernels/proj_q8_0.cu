@@ -18,6 +18,12 @@ void proj_q8_0_v2(const BlockQ8_0* w, const BlockQ8_0* xq, float* y, int64_t n, 
     proj_q8_0_detail::launch_v2<Sound>(m, xq, n, k / QK8_0, proj_q8_0_v2_width(k / QK8_0), stream, path);
 }
 
+void proj_q8_0_v2_add(const BlockQ8_0* w, const BlockQ8_0* xq, const float* add, float* y, int64_t n, int64_t k,
+                      cudaStream_t stream) {
+    const Mats m{{w}, {y}, 1, {add}};
+    proj_q8_0_detail::launch_v2<Sound>(m, xq, n, k / QK8_0, proj_q8_0_v2_width(k / QK8_0), stream, ProjQ8Path::automatic);
+}
+
 void proj_q8_0_fused4(const BlockQ8_0* const w[4], const BlockQ8_0* xq, float* const y[4], int64_t n, int64_t k,
                       cudaStream_t stream, ProjQ8Path path) {
     const Mats m{{w[0], w[1], w[2], w[3]}, {y[0], y[1], y[2], y[3]}, 4};

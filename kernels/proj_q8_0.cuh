@@ -24,6 +24,11 @@ enum class ProjQ8Path { automatic, direct, staged };
 void proj_q8_0_v1(const BlockQ8_0* w, const BlockQ8_0* xq, float* y, int64_t n, int64_t k, cudaStream_t stream);
 void proj_q8_0_v2(const BlockQ8_0* w, const BlockQ8_0* xq, float* y, int64_t n, int64_t k, cudaStream_t stream,
                   ProjQ8Path path = ProjQ8Path::automatic);
+// v2 with the add epilogue: y[r] = (W xq)[r] + add[r], one rounding after the whole sum, so the
+// bytes of v2 followed by add_f32(y, add): the bias of q/k/v and the residual of o and down, fused
+// (family proj_q8_0_add). add may equal y (the residual stream updated in place).
+void proj_q8_0_v2_add(const BlockQ8_0* w, const BlockQ8_0* xq, const float* add, float* y, int64_t n, int64_t k,
+                      cudaStream_t stream);
 void proj_q8_0_fused4(const BlockQ8_0* const w[4], const BlockQ8_0* xq, float* const y[4], int64_t n, int64_t k,
                       cudaStream_t stream, ProjQ8Path path = ProjQ8Path::automatic);
 

@@ -30,6 +30,9 @@ struct Mats {
     const BlockQ8_0* w[4];
     float* y[4];
     int count;
+    // The epilogue: y[r] = sum + add[r] with one rounding, or none where add is null. add may be
+    // y itself (the residual stream, updated in place): lane 0 reads add[r] before it writes y[r].
+    const float* add[4] = {nullptr, nullptr, nullptr, nullptr};
 };
 
 // Select by value rather than index the kernel parameter, which would copy it to local memory.
@@ -42,6 +45,7 @@ __device__ __forceinline__ T pick(const T (&v)[4], int i) {
 struct Sound {
     static constexpr bool tree_ascending = false;  // xor offsets 1, 2, 4, 8, 16 instead of 16 .. 1
     static constexpr bool store_past_n = false;    // the ragged last CUDA block stores rows >= n
+    static constexpr bool add_early = false;       // the epilogue's addend joins lane 0's first partial sum
 };
 
 template <class Defect>
@@ -165,11 +169,23 @@ __device__ __forceinline__ float accumulate(const Q8Words& wq, const uint32_t* x
     return fmaf(float(sumi), d, acc);
 }
 
+// The row's sum, then the epilogue (docs/proj_q8_0_add.md): the addend after the whole sum, one
+// __fadd_rn, the same single rounding as the separate add kernel's y = sum + a.
 template <class Defect>
 __device__ __forceinline__ void finish_row(const Mats& m, int64_t q, const float (&acc)[4], int nw, int lane) {
-    float total = warp_tree<Defect>(acc[0]);
+    const int i = int(q % m.count);
+    const int64_t row = q / m.count;
+    const float* add = pick(m.add, i);
+    float first = acc[0];
+    if constexpr (Defect::add_early) {
+        if (add && lane == 0) first = first + add[row];
+    }
+    float total = warp_tree<Defect>(first);
     for (int lw = 1; lw < nw; ++lw) total = total + warp_tree<Defect>(acc[lw]);
-    if (lane == 0) pick(m.y, int(q % m.count))[q / m.count] = total;
+    if (lane == 0) {
+        if (add && !Defect::add_early) total = __fadd_rn(total, add[row]);
+        pick(m.y, i)[row] = total;
+    }
 }
 
 // A position in a warp's chunk stream: its i-th task (task q = gw + i * nwarps) and a round.

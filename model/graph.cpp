@@ -19,6 +19,7 @@ const char* op_name(Op op) {
         case Op::mmq: return "mmq";
         case Op::quantize_q8_0: return "quantize_q8_0";
         case Op::proj_q8_0: return "proj_q8_0";
+        case Op::proj_q8_0_add: return "proj_q8_0_add";
         case Op::proj_f32: return "proj_f32";
         case Op::bias: return "bias";
         case Op::rope: return "rope";
@@ -40,7 +41,8 @@ const std::vector<PathInfo>& paths() {
          true},
         {"fast",
          "each activation quantized once for every projection that reads it (q/k/v, gate/up); fused "
-         "norm+quantize and swiglu+quantize producers in prefill; bias and residual add still separate",
+         "norm+quantize and swiglu+quantize producers in prefill; in decode the bias and the residual add in the "
+         "projections' epilogue (proj_q8_0_add), in prefill separate",
          true},
         {"reference",
          "f32 activations and dequantized weights everywhere (proj_f32), f32 KV cache and attention; "
@@ -139,24 +141,28 @@ Graph build_graph(const Hparams& hp, const std::string& path, Mode mode, int64_t
                        : b.add(Op::quantize_q8_0, "quantize_q8_0", "q8_0", layer, {x}, qbufs(w));
         s.n = n, s.k = w;
     };
-    // project the already quantized activation of width k with W [rows][k] into y.
-    auto project_q = [&](int layer, const std::string& W, int64_t k, int64_t rows, const std::string& y) {
+    // project the already quantized activation of width k with W [rows][k] into y; with an
+    // addend (decode, fast path), y = W x + addend in the projection's epilogue.
+    auto project_q = [&](int layer, const std::string& W, int64_t k, int64_t rows, const std::string& y,
+                         const std::string& addend) {
         std::vector<std::string> in = qbufs(k);
         in.push_back(W);
-        Step& s = gemm ? b.add(Op::mmq, "mmq_q8_0", "mma", layer, in, {y})
-                       : b.add(Op::proj_q8_0, "proj_q8_0", fast ? "hoisted" : "v2", layer, in, {y});
+        if (!addend.empty()) in.push_back(addend);
+        Step& s = gemm              ? b.add(Op::mmq, "mmq_q8_0", "mma", layer, in, {y})
+                  : addend.empty() ? b.add(Op::proj_q8_0, "proj_q8_0", fast ? "hoisted" : "v2", layer, in, {y})
+                                   : b.add(Op::proj_q8_0_add, "proj_q8_0_add", "fused", layer, in, {y});
         s.n = n, s.rows = rows, s.k = k;
     };
     // y = W x for activation x (width k): reference GEMVs, per-call quantize, or the hoisted plane.
     auto project = [&](int layer, const std::string& x, const std::string& W, int64_t k, int64_t rows,
-                       const std::string& y, bool quantized_already) {
+                       const std::string& y, bool quantized_already, const std::string& addend = "") {
         if (ref) {
             Step& s = b.add(Op::proj_f32, "proj_f32", "f32", layer, {x, f32w(W)}, {y});
             s.n = n, s.rows = rows, s.k = k, s.launches = int(n);
             return;
         }
         if (!quantized_already) quantize(layer, x, k);
-        project_q(layer, W, k, rows, y);
+        project_q(layer, W, k, rows, y, addend);
     };
     auto norm = [&](int layer, const std::string& x, const std::string& w, const std::string& y, bool with_quant) {
         if (with_quant) {
@@ -184,17 +190,28 @@ Graph build_graph(const Hparams& hp, const std::string& path, Mode mode, int64_t
     // Fused producers exist for the prefill plane only; decode's Q8_0 blocks come from quantize_q8_0.
     const bool fused = fast && gemm;
     const bool hoist = fast;  // one quantization of an activation serves every projection reading it
+    // Decode's projections add the bias and the residual in their epilogue (proj_q8_0_add); the
+    // prefill GEMM has no epilogue yet, so prefill keeps the separate bias and add kernels.
+    const bool epilogue = fast && !gemm;
+    auto project_bias = [&](int layer, const std::string& W, const std::string& bname, int64_t rows,
+                            const std::string& y, bool quantized_already) {
+        project(layer, "h", W, E, rows, y, quantized_already, epilogue ? bname : "");
+        if (!epilogue) bias(layer, y, bname, rows);
+    };
+    // y = x + W act: the residual, in the epilogue (straight into x) or as its own add.
+    auto project_residual = [&](int layer, const std::string& act, const std::string& W, int64_t k,
+                                const std::string& y, bool quantized_already) {
+        project(layer, act, W, k, E, epilogue ? "x" : y, quantized_already, epilogue ? "x" : "");
+        if (!epilogue) residual(layer, "x", y);
+    };
     for (int l = 0; l < hp.n_layer; ++l) {
         const std::string p = "blk." + std::to_string(l) + ".";
         norm(l, "x", p + "attn_norm.weight", "h", fused);
         if (hoist && !fused) quantize(l, "h", E);
         const bool have_q = hoist;
-        project(l, "h", p + "attn_q.weight", E, E, "q", have_q);
-        bias(l, "q", p + "attn_q.bias", E);
-        project(l, "h", p + "attn_k.weight", E, KV, "k", have_q);
-        bias(l, "k", p + "attn_k.bias", KV);
-        project(l, "h", p + "attn_v.weight", E, KV, "v", have_q);
-        bias(l, "v", p + "attn_v.bias", KV);
+        project_bias(l, p + "attn_q.weight", p + "attn_q.bias", E, "q", have_q);
+        project_bias(l, p + "attn_k.weight", p + "attn_k.bias", KV, "k", have_q);
+        project_bias(l, p + "attn_v.weight", p + "attn_v.bias", KV, "v", have_q);
         for (auto [t, heads] : {std::pair<const char*, int64_t>{"q", hp.n_head}, {"k", hp.n_head_kv}}) {
             Step& s = b.add(Op::rope, "rope", "neox", l, {t}, {t});
             s.n = n, s.rows = heads, s.k = hd;
@@ -213,8 +230,7 @@ Graph build_graph(const Hparams& hp, const std::string& path, Mode mode, int64_t
             s.n = n, s.rows = hp.n_head, s.h2 = hp.n_head_kv, s.k = hd, s.L = L;
             s.launches = !ref && dec ? attention_decode_launches(L) : 1;
         }
-        project(l, "att", p + "attn_output.weight", E, E, "o", false);
-        residual(l, "x", "o");
+        project_residual(l, "att", p + "attn_output.weight", E, "o", false);
         norm(l, "x", p + "ffn_norm.weight", "h", fused);
         if (hoist && !fused) quantize(l, "h", E);
         project(l, "h", p + "ffn_gate.weight", E, F, "g", have_q);
@@ -229,8 +245,7 @@ Graph build_graph(const Hparams& hp, const std::string& path, Mode mode, int64_t
             Step& s = b.add(Op::swiglu, "swiglu", "swiglu_f32", l, {"g", "u"}, {"s"});
             s.n = n, s.k = F;
         }
-        project(l, "s", p + "ffn_down.weight", F, E, "d", fused);
-        residual(l, "x", "d");
+        project_residual(l, "s", p + "ffn_down.weight", F, "d", fused);
     }
     norm(-1, "x", "output_norm.weight", "h", fused);
     project(-1, "h", hp.tied ? "token_embd.weight" : "output.weight", E, V, "logits", fused);
@@ -272,11 +287,11 @@ LaunchFormula predict_launches(const Hparams& hp, const std::string& path, Mode 
                             "+ down mmq 1 + add 1";
         f.fixed = 1 + 1 + 1;
         f.fixed_terms = "embed 1 + norm+quantize 1 + lm head mmq 1";
-    } else {  // fast decode: hoisted quantize_q8_0
-        f.per_layer = 1 + 1 + 3 + 3 + 2 + 2 + a + 2 + 1 + 1 + 1 + 2 + 1 + 2 + 1;
-        f.per_layer_terms = "norm 1 + quantize 1 + q/k/v proj 3 + bias 3 + rope 2 + kv_store 2 + " + as +
-                            " + o (quantize 1 + proj 1) + add 1 + norm 1 + quantize 1 + gate/up proj 2 + swiglu 1 + "
-                            "down (quantize 1 + proj 1) + add 1";
+    } else {  // fast decode: hoisted quantize_q8_0, bias and residual in the projections' epilogue
+        f.per_layer = 1 + 1 + 3 + 2 + 2 + a + 2 + 1 + 1 + 2 + 1 + 2;
+        f.per_layer_terms = "norm 1 + quantize 1 + q/k/v proj+bias 3 + rope 2 + kv_store 2 + " + as +
+                            " + o (quantize 1 + proj+add 1) + norm 1 + quantize 1 + gate/up proj 2 + swiglu 1 + "
+                            "down (quantize 1 + proj+add 1)";
         f.fixed = 1 + 1 + 2;
         f.fixed_terms = "embed 1 + norm 1 + lm head (quantize 1 + proj 1)";
     }

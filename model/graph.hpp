@@ -19,6 +19,7 @@ enum class Op {
     mmq,             // in: qs, sda, W;         out: y [n][rows]
     quantize_q8_0,   // in: x;                  out: xq
     proj_q8_0,       // in: xq, W;              out: y [rows]      (v2 order; one token)
+    proj_q8_0_add,   // in: xq, W, a;           out: y = W xq + a  (the add epilogue; y may be a)
     proj_f32,        // in: x, W (dequantized); out: y [n][rows]  (one GEMV per token)
     bias,            // in: y, b;               out: y
     rope,            // in: x;                  out: x            (positions from "pos")

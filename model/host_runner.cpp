@@ -129,6 +129,17 @@ private:
                 ref::proj_q8_0(wq(s.in[1]), as<BlockQ8_0>(s.in[0]), f(s.out[0]), s.rows, s.k / QK8_0, order);
                 break;
             }
+            case Op::proj_q8_0_add: {
+                // The projection into a scratch row, then y = sum + a: the epilogue's one rounding,
+                // with y allowed to be a (the residual stream).
+                ref::ProjQ8Order order;
+                order.width = proj_q8_0_v2_width(s.k / QK8_0);
+                std::vector<float> sum(static_cast<size_t>(s.rows));
+                ref::proj_q8_0(wq(s.in[1]), as<BlockQ8_0>(s.in[0]), sum.data(), s.rows, s.k / QK8_0, order);
+                const float* a = buf_.count(s.in[2]) ? f(s.in[2]) : wf(s.in[2]);
+                ref::add_f32(sum.data(), a, f(s.out[0]), s.rows);
+                break;
+            }
             case Op::proj_f32: {
                 const float* W = deq(s.in[1]);
                 for (int64_t t = 0; t < s.n; ++t)

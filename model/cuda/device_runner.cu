@@ -247,6 +247,10 @@ private:
             case Op::proj_q8_0:
                 cuda::proj_q8_0_v2(wq(s.in[1]), as<BlockQ8_0>(s.in[0]), f(s.out[0]), s.rows, s.k, st);
                 break;
+            case Op::proj_q8_0_add:
+                cuda::proj_q8_0_v2_add(wq(s.in[1]), as<BlockQ8_0>(s.in[0]), bufs_.count(s.in[2]) ? f(s.in[2]) : wf(s.in[2]),
+                                       f(s.out[0]), s.rows, s.k, st);
+                break;
             case Op::bias: cuda::bias_f32(f(s.out[0]), wf(s.in[1]), s.rows, s.k, st); break;
             case Op::rope: cuda::rope_neox(f(s.in[0]), s.n, s.rows, s.k, pos, g.hp.rope_base, st); break;
             case Op::kv_store: cuda::kv_store_f16(f(s.in[0]), s.n, s.rows, s.k, cache(s.out[0]), g.ctx, s.pos0, st); break;
