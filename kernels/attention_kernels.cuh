@@ -28,7 +28,7 @@ namespace bitgate::cuda::attn {
 enum class Bug { none, non_causal, kv_head_mod, skip_last_split, tail_unwritten, read_past_L };
 
 constexpr int kSplit = int(kAttnSplit);
-constexpr int kDecodeThreads = 128;
+constexpr int kDecodeThreads = 64;
 constexpr int kCombineThreads = 256;
 constexpr int kCombineDims = 32;  // dims per combine block
 constexpr int kPartPad = 4;       // part rows: acc[D], m, l, 2 unused (16-byte rows)
@@ -38,9 +38,13 @@ constexpr int kBQ = 64, kBK = 64, kPrefillThreads = 256;
 #define BITGATE_DYNAMIC_SMEM(name) extern __shared__ float4 name[]
 #define BITGATE_UNROLL _Pragma("unroll")
 #define BITGATE_UNROLL4 _Pragma("unroll 4")
+#define BITGATE_UNROLL8 _Pragma("unroll 8")
+#define BITGATE_NO_UNROLL _Pragma("unroll 1")
 #else
 #define BITGATE_UNROLL
 #define BITGATE_UNROLL4
+#define BITGATE_UNROLL8
+#define BITGATE_NO_UNROLL
 #endif
 
 __device__ __forceinline__ float h2f(uint32_t bits) { return __half2float(__ushort_as_half(uint16_t(bits))); }
@@ -54,6 +58,16 @@ __device__ __forceinline__ void unpack8(const uint4 w, float* f) {
     }
 }
 
+// A hint to bring [p, p + bytes) into L2 (bytes a multiple of 16, p 16-byte aligned): the bulk
+// copy engine fetches it while the threads compute. It moves no bit.
+__device__ __forceinline__ void prefetch_l2(const void* p, uint32_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+#else
+    (void)p, (void)bytes;
+#endif
+}
+
 // The max of finite values is the same in any order (and a +0/-0 tie changes no later bit:
 // exp_det(+-0) = 1), so the kernels reduce it in trees.
 __device__ __forceinline__ float max_of(float a, float b) { return a > b ? a : b; }
@@ -64,152 +78,199 @@ __device__ __forceinline__ int head_of(int kvh, int g, int G, int n_kv_head) {
     return B == Bug::kv_head_mod ? g * n_kv_head + kvh : kvh * G + g;
 }
 
-inline size_t decode_smem_bytes(int D, int G) { return size_t(kSplit * D + G * D + G * kSplit + G) * 4; }
+// Decode: query heads per pass over a split (4, 7 or 8: the group of Qwen2's 0.5B and 7B is 7).
+__host__ __device__ inline constexpr int decode_chunk(int G) { return G <= 4 ? 4 : (G % 7 == 0 && G % 8 != 0) ? 7 : 8; }
+// p rows of the chunk in shared memory: 4 or 8 floats (16-byte broadcast reads).
+__host__ __device__ inline constexpr int decode_prow(int HC) { return HC <= 4 ? 4 : 8; }
 
-// Decode, one block per (split c = blockIdx.x, kv head = blockIdx.y), serving the G query heads
-// of the kv head so that K and V are read once. K rows go to registers (thread t owns key t,
-// 16-byte loads), V rows to shared memory as f32; one split's (acc, m, l) per head goes to part,
-// or, for a single split, out = acc / l directly (the fold of one split).
-template <int D, Bug B>
-__global__ void __launch_bounds__(kDecodeThreads)
+inline size_t decode_smem_bytes(int D, int G) {
+    const int HC = decode_chunk(G), PR = decode_prow(HC);
+    return size_t(HC * D + kSplit * PR + 2 * HC + HC) * 4;
+}
+
+// Decode, one 64-thread block per (split c = blockIdx.x, kv head = blockIdx.y), serving the query
+// heads of the kv head in chunks of HC so that K and V are read from memory once (for G <= HC).
+// Every block of a long cache is resident at once (8 per SM), so loads of all splits are in
+// flight together.
+//  - scores: thread t owns keys t and t + 64; its two K rows stream through registers in 4-word
+//    steps (the next step's 16-byte loads issued before the current step's arithmetic), q comes
+//    from shared memory as broadcast reads shared by both keys; each score is one sequential fma
+//    chain over d.
+//  - max per head: warp trees, then the two warps through shared memory; p = exp_det(s - m) to
+//    shared memory as rows [key][head].
+//  - p.v: thread t owns dims 2t, 2t + 1 of every head of the chunk (D / 2 threads); it reads the V
+//    rows itself (4 bytes per key, a warp reads 128 contiguous bytes; 8 keys in flight) and p as
+//    broadcast rows; one fma chain per (head, dim) in key order.
+//  - l: one thread per head sums p in key order (the last warp, after its share of p.v).
+// One split's (acc, m, l) per head goes to part, or for a single split out = acc / l.
+template <int D, int HC, Bug B>
+__global__ void __launch_bounds__(kDecodeThreads, 8)
     decode_split_kernel(const float* __restrict__ q, const uint16_t* __restrict__ kc, const uint16_t* __restrict__ vc,
                         int64_t L, int64_t ctx, int n_kv_head, int G, float scale, int n_split,
                         float* __restrict__ part, float* __restrict__ out) {
+    constexpr int W = D / 8;  // 16-byte words per K row
+    constexpr int PR = decode_prow(HC), PAIRS = D / 2;
+    static_assert(kDecodeThreads == 64 && kSplit == 2 * kDecodeThreads, "two keys per thread");
     BITGATE_DYNAMIC_SMEM(smem4);
-    float* sv = reinterpret_cast<float*>(smem4);  // [kSplit][D]
-    float* sq = sv + kSplit * D;                   // [G][D]
-    float* sp = sq + G * D;                        // [G][kSplit]: scores, then p
-    float* sm = sp + G * kSplit;                   // [G]: split max
+    float* sq = reinterpret_cast<float*>(smem4);  // [HC][D]: the chunk's queries
+    float* sp = sq + HC * D;                       // [kSplit][PR]: p
+    float* smax = sp + kSplit * PR;                // [2][HC]: each warp's max
+    float* sl = smax + 2 * HC;                     // [HC]: l
     const int t = threadIdx.x, lane = t % 32, warp = t / 32;
     const int kvh = blockIdx.y, c = blockIdx.x;
     const int64_t j0 = int64_t(c) * kSplit;
     const int64_t limit = B == Bug::read_past_L ? ctx : L;  // the defect reads the poison after L
     const int nk = int(min(int64_t(kSplit), limit - j0));
-    const uint4* kp = reinterpret_cast<const uint4*>(kc + (int64_t(kvh) * ctx + j0) * D);
-    const uint4* vp = reinterpret_cast<const uint4*>(vc + (int64_t(kvh) * ctx + j0) * D);
-    constexpr int W = D / 8;  // 16-byte words per row
+    // Keys past nk read row nk - 1 (in bounds, discarded) so that the loads need no branch.
+    const uint4* ka = reinterpret_cast<const uint4*>(kc + (int64_t(kvh) * ctx + j0 + min(t, nk - 1)) * D);
+    const uint4* kb = reinterpret_cast<const uint4*>(kc + (int64_t(kvh) * ctx + j0 + min(t + 64, nk - 1)) * D);
+    const uint32_t* vw = reinterpret_cast<const uint32_t*>(vc + (int64_t(kvh) * ctx + j0) * D) + t;
+    if (t == 0) {  // the split's K and V rows (contiguous) on their way to L2 while the scores run
+        prefetch_l2(kc + (int64_t(kvh) * ctx + j0) * D, uint32_t(nk) * D * 2);
+        prefetch_l2(vc + (int64_t(kvh) * ctx + j0) * D, uint32_t(nk) * D * 2);
+    }
 
-    // All loads first: this thread's key row and its share of the V rows, then q.
-    uint4 kr[W], vr[W];
-    if (t < nk) {
-        BITGATE_UNROLL
-        for (int i = 0; i < W; ++i) kr[i] = __ldg(kp + int64_t(t) * W + i);
-    }
-    BITGATE_UNROLL
-    for (int r = 0; r < W; ++r) {
-        const int i = t + r * kDecodeThreads;
-        if (i < nk * W) vr[r] = __ldg(vp + i);
-    }
-    for (int i = t; i < G * (D / 4); i += kDecodeThreads) {
-        const int g = i / (D / 4), w = i % (D / 4);
-        const int h = head_of<B>(kvh, g, G, n_kv_head);
-        reinterpret_cast<float4*>(sq)[i] = __ldg(reinterpret_cast<const float4*>(q + int64_t(h) * D) + w);
-    }
-    BITGATE_UNROLL
-    for (int r = 0; r < W; ++r) {
-        const int i = t + r * kDecodeThreads;
-        if (i < nk * W) {
-            float f[8];
-            unpack8(vr[r], f);
-            reinterpret_cast<float4*>(sv)[2 * i] = make_float4(f[0], f[1], f[2], f[3]);
-            reinterpret_cast<float4*>(sv)[2 * i + 1] = make_float4(f[4], f[5], f[6], f[7]);
+    for (int g0 = 0; g0 < G; g0 += HC) {
+        const int hc = min(HC, G - g0);
+        __syncthreads();  // the previous chunk's readers of sq and sp are done
+        for (int i = t; i < HC * (D / 4); i += kDecodeThreads) {
+            const int g = i / (D / 4), w = i % (D / 4);
+            float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (g < hc) v = __ldg(reinterpret_cast<const float4*>(q + int64_t(head_of<B>(kvh, g0 + g, G, n_kv_head)) * D) + w);
+            reinterpret_cast<float4*>(sq)[i] = v;
         }
-    }
-    __syncthreads();
+        __syncthreads();
 
-    // Scores: key t against every head of the group, each a sequential fma chain over d.
-    if (t < nk) {
-        const float4* sq4 = reinterpret_cast<const float4*>(sq);
-        for (int g0 = 0; g0 < G; g0 += 8) {
-            float s[8];
+        float sa[HC], sb[HC];
+        BITGATE_UNROLL
+        for (int g = 0; g < HC; ++g) sa[g] = sb[g] = 0.0f;
+        {
+            const float4* sq4 = reinterpret_cast<const float4*>(sq);
+            uint4 na[4], nb[4];
             BITGATE_UNROLL
-            for (int gg = 0; gg < 8; ++gg) s[gg] = 0.0f;
-            BITGATE_UNROLL
-            for (int i = 0; i < W; ++i) {
-                float kf[8];
-                unpack8(kr[i], kf);
+            for (int w = 0; w < 4; ++w) na[w] = __ldg(ka + w), nb[w] = __ldg(kb + w);
+            BITGATE_NO_UNROLL
+            for (int i0 = 0; i0 < W; i0 += 4) {
+                uint4 ca[4], cb[4];
                 BITGATE_UNROLL
-                for (int gg = 0; gg < 8; ++gg) {
-                    if (g0 + gg < G) {
-                        const float4 qa = sq4[(g0 + gg) * (D / 4) + 2 * i], qb = sq4[(g0 + gg) * (D / 4) + 2 * i + 1];
-                        float a = s[gg];
-                        a = fmaf(qa.x, kf[0], a);
-                        a = fmaf(qa.y, kf[1], a);
-                        a = fmaf(qa.z, kf[2], a);
-                        a = fmaf(qa.w, kf[3], a);
-                        a = fmaf(qb.x, kf[4], a);
-                        a = fmaf(qb.y, kf[5], a);
-                        a = fmaf(qb.z, kf[6], a);
-                        a = fmaf(qb.w, kf[7], a);
-                        s[gg] = a;
+                for (int w = 0; w < 4; ++w) ca[w] = na[w], cb[w] = nb[w];
+                if (i0 + 4 < W) {
+                    BITGATE_UNROLL
+                    for (int w = 0; w < 4; ++w) na[w] = __ldg(ka + i0 + 4 + w), nb[w] = __ldg(kb + i0 + 4 + w);
+                }
+                BITGATE_UNROLL
+                for (int w = 0; w < 4; ++w) {
+                    float fa[8], fb[8];
+                    unpack8(ca[w], fa);
+                    unpack8(cb[w], fb);
+                    BITGATE_UNROLL
+                    for (int g = 0; g < HC; ++g) {
+                        const float4 qa = sq4[g * (D / 4) + 2 * (i0 + w)], qb = sq4[g * (D / 4) + 2 * (i0 + w) + 1];
+                        const float qv[8] = {qa.x, qa.y, qa.z, qa.w, qb.x, qb.y, qb.z, qb.w};
+                        float x = sa[g], y = sb[g];
+                        BITGATE_UNROLL
+                        for (int e = 0; e < 8; ++e) {
+                            x = fmaf(qv[e], fa[e], x);
+                            y = fmaf(qv[e], fb[e], y);
+                        }
+                        sa[g] = x, sb[g] = y;
                     }
                 }
             }
+        }
+        const bool va = t < nk, vb = t + 64 < nk;
+        BITGATE_UNROLL
+        for (int g = 0; g < HC; ++g) {
+            sa[g] = va ? sa[g] * scale : -INFINITY;
+            sb[g] = vb ? sb[g] * scale : -INFINITY;
+            float m = max_of(sa[g], sb[g]);
             BITGATE_UNROLL
-            for (int gg = 0; gg < 8; ++gg)
-                if (g0 + gg < G) sp[(g0 + gg) * kSplit + t] = s[gg] * scale;
+            for (int off = 16; off > 0; off >>= 1) m = max_of(m, __shfl_xor_sync(0xffffffffu, m, off));
+            if (lane == 0) smax[warp * HC + g] = m;
         }
-    }
-    __syncthreads();
-
-    // Split max per head: warp w takes heads w, w+4, ...
-    for (int g = warp; g < G; g += kDecodeThreads / 32) {
-        float m = -INFINITY;
-        for (int j = lane; j < nk; j += 32) m = max_of(m, sp[g * kSplit + j]);
+        __syncthreads();
         BITGATE_UNROLL
-        for (int off = 16; off > 0; off >>= 1) m = max_of(m, __shfl_xor_sync(0xffffffffu, m, off));
-        if (lane == 0) sm[g] = m;
-    }
-    __syncthreads();
-    if (t < nk)
-        for (int g = 0; g < G; ++g) sp[g * kSplit + t] = exp_det(sp[g * kSplit + t] - sm[g]);
-    __syncthreads();
-
-    // p.v: thread (slot, d8) owns dims 4 d8 .. 4 d8 + 3 and D/2 + 4 d8 .. D/2 + 4 d8 + 3 (adjacent
-    // lanes read adjacent 16-byte words) of heads slot, slot + SLOTS, ...; keys in order. Every
-    // thread sums l itself (the same chain, the same bits).
-    constexpr int SLOTS = kDecodeThreads / W;
-    const int d8 = t % W, slot = t / W;
-    for (int g = slot; g < G; g += SLOTS) {
-        float acc[8];
-        BITGATE_UNROLL
-        for (int e = 0; e < 8; ++e) acc[e] = 0.0f;
-        float l = 0.0f;
-        const float* pg = sp + g * kSplit;
-        auto step = [&](float p, int j) {
-            const float4 va = reinterpret_cast<const float4*>(sv + j * D)[d8];
-            const float4 vb = reinterpret_cast<const float4*>(sv + j * D)[d8 + W];
-            acc[0] = fmaf(p, va.x, acc[0]);
-            acc[1] = fmaf(p, va.y, acc[1]);
-            acc[2] = fmaf(p, va.z, acc[2]);
-            acc[3] = fmaf(p, va.w, acc[3]);
-            acc[4] = fmaf(p, vb.x, acc[4]);
-            acc[5] = fmaf(p, vb.y, acc[5]);
-            acc[6] = fmaf(p, vb.z, acc[6]);
-            acc[7] = fmaf(p, vb.w, acc[7]);
-            l = l + p;
-        };
-        int j = 0;
-        for (; j + 4 <= nk; j += 4) {  // p of 4 keys in one 16-byte read, still one key at a time
-            const float4 p4 = *reinterpret_cast<const float4*>(pg + j);
-            step(p4.x, j);
-            step(p4.y, j + 1);
-            step(p4.z, j + 2);
-            step(p4.w, j + 3);
+        for (int g = 0; g < HC; ++g) {
+            const float m = max_of(smax[g], smax[HC + g]);
+            if (va) sp[t * PR + g] = exp_det(sa[g] - m);
+            if (vb) sp[(t + 64) * PR + g] = exp_det(sb[g] - m);
         }
-        for (; j < nk; ++j) step(pg[j], j);
-        const int h = head_of<B>(kvh, g, G, n_kv_head);
-        if (n_split == 1) {
-            float4* o = reinterpret_cast<float4*>(out + int64_t(h) * D);
-            o[d8] = make_float4(acc[0] / l, acc[1] / l, acc[2] / l, acc[3] / l);
-            o[d8 + W] = make_float4(acc[4] / l, acc[5] / l, acc[6] / l, acc[7] / l);
-        } else {
-            float* row = part + (int64_t(h) * n_split + c) * (D + kPartPad);
-            reinterpret_cast<float4*>(row)[d8] = make_float4(acc[0], acc[1], acc[2], acc[3]);
-            reinterpret_cast<float4*>(row)[d8 + W] = make_float4(acc[4], acc[5], acc[6], acc[7]);
-            if (d8 == 0) {
-                row[D] = sm[g];
+        __syncthreads();
+
+        float acc[HC][2];
+        BITGATE_UNROLL
+        for (int g = 0; g < HC; ++g) acc[g][0] = acc[g][1] = 0.0f;
+        if (t < PAIRS) {
+            // One key: both dims of every head of the pass; p as 16-byte broadcast reads.
+            auto step = [&](uint32_t v2, int j) {
+                const float v0 = h2f(v2 & 0xffffu), v1 = h2f(v2 >> 16);
+                float p[PR];
+                BITGATE_UNROLL
+                for (int r = 0; r < PR; r += 4) {
+                    const float4 x = *reinterpret_cast<const float4*>(sp + j * PR + r);
+                    p[r] = x.x, p[r + 1] = x.y, p[r + 2] = x.z, p[r + 3] = x.w;
+                }
+                BITGATE_UNROLL
+                for (int g = 0; g < HC; ++g) {
+                    acc[g][0] = fmaf(p[g], v0, acc[g][0]);
+                    acc[g][1] = fmaf(p[g], v1, acc[g][1]);
+                }
+            };
+            uint32_t nv[8], cv[8];
+            if (nk == kSplit) {  // every split but a cache's last: 8 keys in flight, no guards
+                const uint32_t* vp = vw;
+                BITGATE_UNROLL
+                for (int e = 0; e < 8; ++e) nv[e] = __ldg(vp + e * PAIRS);
+                BITGATE_NO_UNROLL
+                for (int j = 0; j < kSplit - 8; j += 8) {
+                    vp += 8 * PAIRS;
+                    BITGATE_UNROLL
+                    for (int e = 0; e < 8; ++e) cv[e] = nv[e], nv[e] = __ldg(vp + e * PAIRS);
+                    BITGATE_UNROLL
+                    for (int e = 0; e < 8; ++e) step(cv[e], j + e);
+                }
+                BITGATE_UNROLL
+                for (int e = 0; e < 8; ++e) step(nv[e], kSplit - 8 + e);
+            } else {  // the last split: loads clamped to its last key, keys past nk skipped
+                auto vload = [&](int j) { return __ldg(vw + int64_t(min(j, nk - 1)) * PAIRS); };
+                BITGATE_UNROLL
+                for (int e = 0; e < 8; ++e) nv[e] = vload(e);
+                BITGATE_NO_UNROLL
+                for (int j = 0; j < nk; j += 8) {
+                    BITGATE_UNROLL
+                    for (int e = 0; e < 8; ++e) cv[e] = nv[e], nv[e] = vload(j + 8 + e);
+                    BITGATE_UNROLL
+                    for (int e = 0; e < 8; ++e)
+                        if (j + e < nk) step(cv[e], j + e);
+                }
+            }
+        }
+        if (warp == 1 && lane < hc) {  // l of head lane, in key order
+            float l = 0.0f;
+            BITGATE_UNROLL8
+            for (int j = 0; j < nk; ++j) l = l + sp[j * PR + lane];
+            sl[lane] = l;
+            if (n_split > 1) {
+                const int h = head_of<B>(kvh, g0 + lane, G, n_kv_head);
+                float* row = part + (int64_t(h) * n_split + c) * (D + kPartPad);
+                row[D] = max_of(smax[lane], smax[HC + lane]);
                 row[D + 1] = l;
+            }
+        }
+        if (n_split == 1) __syncthreads();  // sl written (the condition is the block's own)
+        if (t < PAIRS) {
+            BITGATE_UNROLL
+            for (int g = 0; g < HC; ++g) {
+                if (g >= hc) break;
+                const int h = head_of<B>(kvh, g0 + g, G, n_kv_head);
+                float2 r;
+                if (n_split == 1) {
+                    r = make_float2(acc[g][0] / sl[g], acc[g][1] / sl[g]);
+                    reinterpret_cast<float2*>(out + int64_t(h) * D)[t] = r;
+                } else {
+                    r = make_float2(acc[g][0], acc[g][1]);
+                    reinterpret_cast<float2*>(part + (int64_t(h) * n_split + c) * (D + kPartPad))[t] = r;
+                }
             }
         }
     }
@@ -235,9 +296,17 @@ __global__ void __launch_bounds__(kCombineThreads)
             m = ph[int64_t(base + t) * (D + kPartPad) + D];
             l = ph[int64_t(base + t) * (D + kPartPad) + D + 1];
         }
-        for (int i = t; i < nc * (kCombineDims / 4); i += kCombineThreads) {
-            const int r = i / (kCombineDims / 4), w = i % (kCombineDims / 4);
-            s_acc[r][w] = reinterpret_cast<const float4*>(ph + int64_t(base + r) * (D + kPartPad) + d0)[w];
+        constexpr int R = kCombineDims / 4;  // 16-byte words of a split's dims, and words per thread
+        float4 a[R];  // every load of the chunk issued before the first store
+        BITGATE_UNROLL
+        for (int k = 0; k < R; ++k) {
+            const int i = t + k * kCombineThreads, r = i / R, w = i % R;
+            if (r < nc) a[k] = reinterpret_cast<const float4*>(ph + int64_t(base + r) * (D + kPartPad) + d0)[w];
+        }
+        BITGATE_UNROLL
+        for (int k = 0; k < R; ++k) {
+            const int i = t + k * kCombineThreads;
+            if (i / R < nc) s_acc[i / R][i % R] = a[k];
         }
         s_l[t] = l;
         s_scan[t] = (t == 0 && base > 0) ? max_of(M, m) : m;
@@ -256,15 +325,31 @@ __global__ void __launch_bounds__(kCombineThreads)
         __syncthreads();
         if (t < kCombineDims) {
             const float* acc = reinterpret_cast<const float*>(&s_acc[0][0]);
-            for (int i = 0; i < nc; ++i) {
-                const float x = acc[i * kCombineDims + t];
-                if (base + i == 0) {
-                    A = x;
-                    Ls = s_l[0];
-                } else {
-                    A = fmaf(A, s_wa[i], x * s_wb[i]);
-                    Ls = fmaf(Ls, s_wa[i], s_l[i] * s_wb[i]);
+            int i = 0;
+            if (base == 0) {  // split 0 starts the state
+                A = acc[t];
+                Ls = s_l[0];
+                i = 1;
+            }
+            // Only the fma on A (and on Ls) is a chain; the loads and products of 8 splits are
+            // issued ahead of it.
+            for (; i + 8 <= nc; i += 8) {
+                float wa[8], xb[8], lb[8];
+                BITGATE_UNROLL
+                for (int e = 0; e < 8; ++e) {
+                    wa[e] = s_wa[i + e];
+                    xb[e] = acc[(i + e) * kCombineDims + t] * s_wb[i + e];
+                    lb[e] = s_l[i + e] * s_wb[i + e];
                 }
+                BITGATE_UNROLL
+                for (int e = 0; e < 8; ++e) {
+                    A = fmaf(A, wa[e], xb[e]);
+                    Ls = fmaf(Ls, wa[e], lb[e]);
+                }
+            }
+            for (; i < nc; ++i) {
+                A = fmaf(A, s_wa[i], acc[i * kCombineDims + t] * s_wb[i]);
+                Ls = fmaf(Ls, s_wa[i], s_l[i] * s_wb[i]);
             }
         }
         M = s_scan[nc - 1];

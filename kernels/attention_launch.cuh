@@ -36,15 +36,20 @@ int launch_decode(const float* q, const uint16_t* kc, const uint16_t* vc, int64_
     const dim3 grid{unsigned(n_split), unsigned(n_kv_head)};
     const size_t smem = decode_smem_bytes(int(D), G);
     const dim3 cgrid{unsigned(n_head), unsigned(D / kCombineDims)};
+    const int HC = decode_chunk(G);
+    auto split = [&](auto kernel) {
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+        kernel<<<grid, kDecodeThreads, smem, stream>>>(q, kc, vc, L, ctx, int(n_kv_head), G, scale, n_split, part, out);
+    };
     if (D == 64) {
-        cudaFuncSetAttribute(decode_split_kernel<64, B>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-        decode_split_kernel<64, B><<<grid, kDecodeThreads, smem, stream>>>(q, kc, vc, L, ctx, int(n_kv_head), G,
-                                                                          scale, n_split, part, out);
+        if (HC == 4) split(decode_split_kernel<64, 4, B>);
+        else if (HC == 7) split(decode_split_kernel<64, 7, B>);
+        else split(decode_split_kernel<64, 8, B>);
         if (n_split > 1) decode_combine_kernel<64, B><<<cgrid, kCombineThreads, 0, stream>>>(part, n_split, out);
     } else {
-        cudaFuncSetAttribute(decode_split_kernel<128, B>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-        decode_split_kernel<128, B><<<grid, kDecodeThreads, smem, stream>>>(q, kc, vc, L, ctx, int(n_kv_head), G,
-                                                                           scale, n_split, part, out);
+        if (HC == 4) split(decode_split_kernel<128, 4, B>);
+        else if (HC == 7) split(decode_split_kernel<128, 7, B>);
+        else split(decode_split_kernel<128, 8, B>);
         if (n_split > 1) decode_combine_kernel<128, B><<<cgrid, kCombineThreads, 0, stream>>>(part, n_split, out);
     }
     return n_split > 1 ? 2 : 1;

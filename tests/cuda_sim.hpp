@@ -26,8 +26,10 @@
 
 namespace bitgate::cuda::sim {
 
+struct float2 { float x, y; };
 struct float4 { float x, y, z, w; };
 struct uint4 { uint32_t x, y, z, w; };
+inline float2 make_float2(float a, float b) { return {a, b}; }
 inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
 struct Index { int x = 0, y = 0, z = 0; };
 inline thread_local Index threadIdx, blockIdx;
