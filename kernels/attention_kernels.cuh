@@ -136,7 +136,8 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
         for (int i = t; i < HC * (D / 4); i += kDecodeThreads) {
             const int g = i / (D / 4), w = i % (D / 4);
             float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            if (g < hc) v = __ldg(reinterpret_cast<const float4*>(q + int64_t(head_of<B>(kvh, g0 + g, G, n_kv_head)) * D) + w);
+            const int64_t h = head_of<B>(kvh, g0 + g, G, n_kv_head);
+            if (g < hc) v = __ldg(reinterpret_cast<const float4*>(q + h * D) + w);
             reinterpret_cast<float4*>(sq)[i] = v;
         }
         __syncthreads();

@@ -25,16 +25,25 @@ MmqTiling choose(int64_t n, int64_t N) {
 
 }  // namespace
 
-void mmq_q8_0(const uint8_t* qs, const uint32_t* sda, const BlockQ8_0* w, float* C, int64_t n, int64_t N, int64_t K,
-              MmqTiling tiling, cudaStream_t stream) {
+void mmq_q8_0_add(const uint8_t* qs, const uint32_t* sda, const BlockQ8_0* w, const float* bias, const float* res,
+                  float* C, int64_t n, int64_t N, int64_t K, MmqTiling tiling, cudaStream_t stream) {
     if (reinterpret_cast<uintptr_t>(qs) % 16 != 0 || reinterpret_cast<uintptr_t>(sda) % 16 != 0)
         throw std::invalid_argument("mmq_q8_0: the plane (qs, sda) must be 16-byte aligned");
     if (tiling == MmqTiling::automatic) tiling = choose(n, N);
     switch (tiling) {
-        case MmqTiling::t128x128: mmq_impl::launch<mmq_impl::Tile128x128>(qs, sda, w, C, n, N, K, stream); break;
-        case MmqTiling::t64x128: mmq_impl::launch<mmq_impl::Tile64x128>(qs, sda, w, C, n, N, K, stream); break;
-        default: mmq_impl::launch<mmq_impl::Tile64x64>(qs, sda, w, C, n, N, K, stream); break;
+        case MmqTiling::t128x128:
+            mmq_impl::launch<mmq_impl::Tile128x128>(qs, sda, w, C, n, N, K, stream, bias, res);
+            break;
+        case MmqTiling::t64x128:
+            mmq_impl::launch<mmq_impl::Tile64x128>(qs, sda, w, C, n, N, K, stream, bias, res);
+            break;
+        default: mmq_impl::launch<mmq_impl::Tile64x64>(qs, sda, w, C, n, N, K, stream, bias, res); break;
     }
+}
+
+void mmq_q8_0(const uint8_t* qs, const uint32_t* sda, const BlockQ8_0* w, float* C, int64_t n, int64_t N, int64_t K,
+              MmqTiling tiling, cudaStream_t stream) {
+    mmq_q8_0_add(qs, sda, w, nullptr, nullptr, C, n, N, K, tiling, stream);
 }
 
 }  // namespace bitgate::cuda

@@ -22,4 +22,11 @@ enum class MmqTiling {
 void mmq_q8_0(const uint8_t* qs, const uint32_t* sda, const BlockQ8_0* w, float* C, int64_t n, int64_t N, int64_t K,
               MmqTiling tiling, cudaStream_t stream);
 
+// mmq_q8_0 with the add epilogue (family mmq_q8_0_add): C[t][r] = sum + bias[r] (the q/k/v bias,
+// broadcast over tokens), then + res[t][r] (the residual stream), each one __fadd_rn after the
+// row's whole sum, so the bytes of mmq_q8_0 followed by bias_f32 and add_f32. Either addend may
+// be null; res may equal C (in place).
+void mmq_q8_0_add(const uint8_t* qs, const uint32_t* sda, const BlockQ8_0* w, const float* bias, const float* res,
+                  float* C, int64_t n, int64_t N, int64_t K, MmqTiling tiling, cudaStream_t stream);
+
 }  // namespace bitgate::cuda

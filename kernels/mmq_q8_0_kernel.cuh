@@ -42,6 +42,7 @@ enum class Defect {
     writes_past_n,        // the ragged N tile stores up to its full width
     chunk_order,          // chunks of a stage in descending order: another float order
     no_cp_async_wait,     // consumes stages without waiting for their copies
+    add_first,            // the epilogue's addend seeds the accumulator instead of following the sum
 };
 
 // Weight row pitch in the raw stage: room for KC blocks, and 32 or 96 mod 128 bytes so that a
@@ -82,6 +83,11 @@ struct Params {
     int n, N, nchunk, ntb;
     int m_tiles, n_tiles;
     int vec_store;  // N even and C 8-byte aligned: pairs of columns as one float2
+    // The epilogue (family mmq_q8_0_add): C[t][r] = sum + bias[r], then + res[t][r], each one
+    // __fadd_rn after the whole sum; either may be null. res may be C itself (the residual stream,
+    // updated in place: each element is read and then written by the one thread that owns it).
+    const float* bias;
+    const float* res;
 };
 
 // ---- PTX ------------------------------------------------------------------------------------
@@ -338,6 +344,19 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_CTAS) mmq_q8_0_kernel(const
         for (int ni = 0; ni < T::NT; ++ni)
 #pragma unroll
             for (int e = 0; e < 4; ++e) acc[mi][ni][e] = 0.0f;
+    if constexpr (D == Defect::add_first) {  // the defect: the addend before the sum, not after it
+#pragma unroll
+        for (int mi = 0; mi < T::MT; ++mi)
+#pragma unroll
+            for (int ni = 0; ni < T::NT; ++ni)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int tok = mt * T::BM + wm * T::WM + mi * 16 + (e / 2) * 8 + g;
+                    const int col = row0 + wn * T::WN + ni * 8 + 2 * t + e % 2;
+                    if (tok < p.n && col < p.N)
+                        acc[mi][ni][e] = (p.bias ? p.bias[col] : 0.0f) + (p.res ? p.res[size_t(tok) * p.N + col] : 0.0f);
+                }
+    }
 
     auto compute = [&](int s) {
         const int kcv = chunks_in(s);
@@ -419,10 +438,21 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_CTAS) mmq_q8_0_kernel(const
             const int tok = mt * T::BM + wm * T::WM + mi * 16 + h * 8 + g;
             if (tok >= n_end) continue;
             float* crow = p.C + size_t(tok) * size_t(p.N);
+            const float* rrow = p.res ? p.res + size_t(tok) * size_t(p.N) : nullptr;
 #pragma unroll
             for (int ni = 0; ni < T::NT; ++ni) {
                 const int col = row0 + wn * T::WN + ni * 8 + 2 * t;
-                const float v0 = acc[mi][ni][2 * h], v1 = acc[mi][ni][2 * h + 1];
+                float v0 = acc[mi][ni][2 * h], v1 = acc[mi][ni][2 * h + 1];
+                if (D != Defect::add_first) {  // the epilogue: after the whole sum, one rounding each
+                    if (p.bias) {
+                        if (col < col_end) v0 = __fadd_rn(v0, p.bias[col]);
+                        if (col + 1 < col_end) v1 = __fadd_rn(v1, p.bias[col + 1]);
+                    }
+                    if (rrow) {
+                        if (col < col_end) v0 = __fadd_rn(v0, rrow[col]);
+                        if (col + 1 < col_end) v1 = __fadd_rn(v1, rrow[col + 1]);
+                    }
+                }
                 if (p.vec_store && col + 1 < col_end) {
                     *reinterpret_cast<float2*>(crow + col) = make_float2(v0, v1);
                 } else {
@@ -454,8 +484,10 @@ void launch_g(const Params& p, unsigned grid, cudaStream_t stream) {
 
 template <class T, Defect D = Defect::none>
 void launch(const uint8_t* qs, const uint32_t* sda, const BlockQ8_0* w, float* C, int64_t n, int64_t N, int64_t K,
-            cudaStream_t stream) {
+            cudaStream_t stream, const float* bias = nullptr, const float* res = nullptr) {
     Params p{};
+    p.bias = bias;
+    p.res = res;
     p.qs = qs;
     p.sda = sda;
     p.w = reinterpret_cast<const uint8_t*>(w);
