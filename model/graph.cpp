@@ -17,6 +17,7 @@ const char* op_name(Op op) {
         case Op::rms_norm_quant: return "rms_norm_quant";
         case Op::quantize_pad40: return "quantize_pad40";
         case Op::mmq: return "mmq";
+        case Op::mmq_add: return "mmq_add";
         case Op::quantize_q8_0: return "quantize_q8_0";
         case Op::proj_q8_0: return "proj_q8_0";
         case Op::proj_q8_0_add: return "proj_q8_0_add";
@@ -41,8 +42,8 @@ const std::vector<PathInfo>& paths() {
          true},
         {"fast",
          "each activation quantized once for every projection that reads it (q/k/v, gate/up); fused "
-         "norm+quantize and swiglu+quantize producers in prefill; in decode the bias and the residual add in the "
-         "projections' epilogue (proj_q8_0_add), in prefill separate",
+         "norm+quantize and swiglu+quantize producers in prefill; the bias and the residual add in the "
+         "projections' epilogue (proj_q8_0_add in decode, mmq_q8_0_add in prefill)",
          true},
         {"reference",
          "f32 activations and dequantized weights everywhere (proj_f32), f32 KV cache and attention; "
@@ -142,15 +143,18 @@ Graph build_graph(const Hparams& hp, const std::string& path, Mode mode, int64_t
         s.n = n, s.k = w;
     };
     // project the already quantized activation of width k with W [rows][k] into y; with an
-    // addend (decode, fast path), y = W x + addend in the projection's epilogue.
+    // addend (fast path), y = W x + addend in the projection's epilogue.
     auto project_q = [&](int layer, const std::string& W, int64_t k, int64_t rows, const std::string& y,
                          const std::string& addend) {
         std::vector<std::string> in = qbufs(k);
         in.push_back(W);
         if (!addend.empty()) in.push_back(addend);
-        Step& s = gemm              ? b.add(Op::mmq, "mmq_q8_0", "mma", layer, in, {y})
-                  : addend.empty() ? b.add(Op::proj_q8_0, "proj_q8_0", fast ? "hoisted" : "v2", layer, in, {y})
-                                   : b.add(Op::proj_q8_0_add, "proj_q8_0_add", "fused", layer, in, {y});
+        const bool is_bias = addend.find(".bias") != std::string::npos;
+        Step& s = gemm ? (addend.empty() ? b.add(Op::mmq, "mmq_q8_0", "mma", layer, in, {y})
+                                         : b.add(Op::mmq_add, "mmq_q8_0_add", is_bias ? "bias_fused" : "residual_inplace",
+                                                 layer, in, {y}))
+                       : addend.empty() ? b.add(Op::proj_q8_0, "proj_q8_0", fast ? "hoisted" : "v2", layer, in, {y})
+                                        : b.add(Op::proj_q8_0_add, "proj_q8_0_add", "fused", layer, in, {y});
         s.n = n, s.rows = rows, s.k = k;
     };
     // y = W x for activation x (width k): reference GEMVs, per-call quantize, or the hoisted plane.
@@ -190,9 +194,9 @@ Graph build_graph(const Hparams& hp, const std::string& path, Mode mode, int64_t
     // Fused producers exist for the prefill plane only; decode's Q8_0 blocks come from quantize_q8_0.
     const bool fused = fast && gemm;
     const bool hoist = fast;  // one quantization of an activation serves every projection reading it
-    // Decode's projections add the bias and the residual in their epilogue (proj_q8_0_add); the
-    // prefill GEMM has no epilogue yet, so prefill keeps the separate bias and add kernels.
-    const bool epilogue = fast && !gemm;
+    // The fast path's projections add the bias and the residual in their epilogue: proj_q8_0_add
+    // in decode, mmq_q8_0_add in prefill.
+    const bool epilogue = fast;
     auto project_bias = [&](int layer, const std::string& W, const std::string& bname, int64_t rows,
                             const std::string& y, bool quantized_already) {
         project(layer, "h", W, E, rows, y, quantized_already, epilogue ? bname : "");
@@ -280,11 +284,11 @@ LaunchFormula predict_launches(const Hparams& hp, const std::string& path, Mode 
                             " 1) + swiglu 1 + down (quantize 1 + " + mm + " 1) + add 1";
         f.fixed = 1 + 1 + 2;
         f.fixed_terms = "embed 1 + norm 1 + lm head (quantize 1 + " + mm + " 1)";
-    } else if (mode == Mode::prefill) {  // fast prefill: fused producers
-        f.per_layer = 1 + 3 + 3 + 2 + 2 + a + 2 + 1 + 1 + 2 + 1 + 1 + 1;
-        f.per_layer_terms = "norm+quantize 1 + q/k/v mmq 3 + bias 3 + rope 2 + kv_store 2 + " + as +
-                            " + o (quantize 1 + mmq 1) + add 1 + norm+quantize 1 + gate/up mmq 2 + swiglu+quantize 1 "
-                            "+ down mmq 1 + add 1";
+    } else if (mode == Mode::prefill) {  // fast prefill: fused producers, bias and residual in the epilogue
+        f.per_layer = 1 + 3 + 2 + 2 + a + 2 + 1 + 2 + 1 + 1;
+        f.per_layer_terms = "norm+quantize 1 + q/k/v mmq+bias 3 + rope 2 + kv_store 2 + " + as +
+                            " + o (quantize 1 + mmq+add 1) + norm+quantize 1 + gate/up mmq 2 + swiglu+quantize 1 "
+                            "+ down mmq+add 1";
         f.fixed = 1 + 1 + 1;
         f.fixed_terms = "embed 1 + norm+quantize 1 + lm head mmq 1";
     } else {  // fast decode: hoisted quantize_q8_0, bias and residual in the projections' epilogue

@@ -17,6 +17,7 @@ enum class Op {
     rms_norm_quant,  // in: x, weight;          out: y, qs, sda
     quantize_pad40,  // in: x;                  out: qs, sda
     mmq,             // in: qs, sda, W;         out: y [n][rows]
+    mmq_add,         // in: qs, sda, W, a;      out: y = W x + a   (a: a bias [rows] or a residual [n][rows], y may be a)
     quantize_q8_0,   // in: x;                  out: xq
     proj_q8_0,       // in: xq, W;              out: y [rows]      (v2 order; one token)
     proj_q8_0_add,   // in: xq, W, a;           out: y = W xq + a  (the add epilogue; y may be a)

@@ -122,6 +122,17 @@ private:
             case Op::mmq:
                 ref::mmq_q8_0(as<uint8_t>(s.in[0]), as<uint32_t>(s.in[1]), wq(s.in[2]), f(s.out[0]), s.n, s.rows, s.k);
                 break;
+            case Op::mmq_add: {
+                // The GEMM into a scratch plane, then y = sum + a: the epilogue's one rounding, the
+                // bias broadcast over tokens or the residual (which may be y itself).
+                std::vector<float> sum(static_cast<size_t>(s.n * s.rows));
+                ref::mmq_q8_0(as<uint8_t>(s.in[0]), as<uint32_t>(s.in[1]), wq(s.in[2]), sum.data(), s.n, s.rows, s.k);
+                if (buf_.count(s.in[3]))
+                    ref::add_f32(sum.data(), f(s.in[3]), f(s.out[0]), s.n * s.rows);
+                else
+                    ref::bias_f32_to(sum.data(), wf(s.in[3]), f(s.out[0]), s.n, s.rows);
+                break;
+            }
             case Op::quantize_q8_0: ref::quantize_q8_0(f(s.in[0]), as<BlockQ8_0>(s.out[0]), s.k); break;
             case Op::proj_q8_0: {
                 ref::ProjQ8Order order;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <tuple>
 
 #include "bitgate/f16.hpp"
 #include "bitgate/formats.hpp"
@@ -43,7 +44,10 @@ TEST(ForwardGraph, LaunchFormulaEqualsTheGraphDescription) {
 // Counted by hand from the family list in docs/forward.md.
 TEST(ForwardGraph, LaunchCountsByHand) {
     EXPECT_EQ(predict_launches(kTiny, "baseline", Mode::prefill, 16, 0).total(), 2 * 27 + 4);
-    EXPECT_EQ(predict_launches(kTiny, "fast", Mode::prefill, 16, 0).total(), 2 * 21 + 3);
+    // Fast prefill: norm+quantize 1 + q/k/v mmq+bias 3 + rope 2 + kv_store 2 + attention 1 +
+    // o (quantize 1 + mmq+add 1) + norm+quantize 1 + gate/up 2 + swiglu+quantize 1 + down mmq+add 1
+    // = 16: the bias (3) and residual (2) launches live in the GEMM's epilogue.
+    EXPECT_EQ(predict_launches(kTiny, "fast", Mode::prefill, 16, 0).total(), 2 * 16 + 3);
     EXPECT_EQ(predict_launches(kTiny, "baseline", Mode::decode, 1, 16).total(), 2 * 27 + 4);
     // Fast decode: norm 1 + quantize 1 + q/k/v proj+bias 3 + rope 2 + kv_store 2 + attention 1 +
     // o (quantize 1 + proj+add 1) + norm 1 + quantize 1 + gate/up 2 + swiglu 1 + down (quantize 1
@@ -52,27 +56,31 @@ TEST(ForwardGraph, LaunchCountsByHand) {
     // From 129 cached positions on, decode attention folds its splits in a second launch.
     EXPECT_EQ(predict_launches(kTiny, "fast", Mode::decode, 1, 127).total(), 2 * 19 + 4);
     EXPECT_EQ(predict_launches(kTiny, "fast", Mode::decode, 1, 128).total(), 2 * 20 + 4);
-    EXPECT_EQ(predict_launches(k7b, "fast", Mode::prefill, 512, 0).total(), 28 * 21 + 3);
+    EXPECT_EQ(predict_launches(k7b, "fast", Mode::prefill, 512, 0).total(), 28 * 16 + 3);
 }
 
-// Fast decode adds the bias and the residual in the projections' epilogue: no bias or add step
-// is left, five proj_q8_0_add steps per layer, o and down writing the residual stream x in place.
-TEST(ForwardGraph, FastDecodeAddsInTheEpilogue) {
-    const Graph g = build_graph(kTiny, "fast", Mode::decode, 1, 16, 32);
-    size_t fused = 0;
-    for (const Step& s : g.steps) {
-        EXPECT_NE(s.op, Op::bias) << s.family;
-        EXPECT_NE(s.op, Op::add) << s.family;
-        if (s.op != Op::proj_q8_0_add) continue;
-        ++fused;
-        ASSERT_EQ(s.in.size(), 3u);
-        const bool bias = s.in[2].find(".bias") != std::string::npos;
-        EXPECT_TRUE(bias || (s.in[2] == "x" && s.out[0] == "x")) << s.in[2] << " -> " << s.out[0];
+// The fast path adds the bias and the residual in the projections' epilogue: no bias or add step
+// is left, five fused steps per layer (proj_q8_0_add in decode, mmq_q8_0_add in prefill), o and
+// down writing the residual stream x in place; baseline keeps the separate kernels.
+TEST(ForwardGraph, FastPathAddsInTheEpilogue) {
+    for (const auto& [mode, n, pos, op] : {std::tuple{Mode::decode, int64_t(1), int64_t(16), Op::proj_q8_0_add},
+                                           std::tuple{Mode::prefill, int64_t(4), int64_t(0), Op::mmq_add}}) {
+        const Graph g = build_graph(kTiny, "fast", mode, n, pos, 32);
+        size_t fused = 0;
+        for (const Step& s : g.steps) {
+            EXPECT_NE(s.op, Op::bias) << s.family;
+            EXPECT_NE(s.op, Op::add) << s.family;
+            if (s.op != op) continue;
+            ++fused;
+            ASSERT_FALSE(s.in.empty());
+            const std::string& a = s.in.back();
+            const bool bias = a.find(".bias") != std::string::npos;
+            EXPECT_TRUE(bias || (a == "x" && s.out[0] == "x")) << a << " -> " << s.out[0];
+        }
+        EXPECT_EQ(fused, size_t(5 * kTiny.n_layer)) << (mode == Mode::decode ? "decode" : "prefill");
     }
-    EXPECT_EQ(fused, size_t(5 * kTiny.n_layer));
-    // Prefill keeps the separate kernels (the GEMM has no epilogue).
     size_t biases = 0;
-    for (const Step& s : build_graph(kTiny, "fast", Mode::prefill, 4, 0, 8).steps) biases += s.op == Op::bias;
+    for (const Step& s : build_graph(kTiny, "baseline", Mode::prefill, 4, 0, 8).steps) biases += s.op == Op::bias;
     EXPECT_EQ(biases, size_t(3 * kTiny.n_layer));
 }
 

@@ -243,6 +243,13 @@ private:
                 cuda::mmq_q8_0(as<uint8_t>(s.in[0]), as<uint32_t>(s.in[1]), wq(s.in[2]), f(s.out[0]), s.n, s.rows, s.k,
                                cuda::MmqTiling::automatic, st);
                 break;
+            case Op::mmq_add: {
+                const bool residual = bufs_.count(s.in[3]) != 0;  // else the bias, a weight tensor
+                cuda::mmq_q8_0_add(as<uint8_t>(s.in[0]), as<uint32_t>(s.in[1]), wq(s.in[2]),
+                                   residual ? nullptr : wf(s.in[3]), residual ? f(s.in[3]) : nullptr, f(s.out[0]), s.n,
+                                   s.rows, s.k, cuda::MmqTiling::automatic, st);
+                break;
+            }
             case Op::quantize_q8_0: cuda::quantize_q8_0(f(s.in[0]), as<BlockQ8_0>(s.out[0]), s.k, st); break;
             case Op::proj_q8_0:
                 cuda::proj_q8_0_v2(wq(s.in[1]), as<BlockQ8_0>(s.in[0]), f(s.out[0]), s.rows, s.k, st);
