@@ -164,6 +164,8 @@ __device__ __forceinline__ void load_b(const uint8_t* p, uint32_t& b0, uint32_t&
     }
 }
 
+__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+
 // ---- the kernel -----------------------------------------------------------------------------
 
 template <class T, int G, Defect D>
@@ -186,6 +188,13 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_CTAS) mmq_q8_0_kernel(const
     }
     const int row0 = nt * T::BN;
     const int nk = (p.nchunk + T::KC - 1) / T::KC;
+    if (p.res) {  // the epilogue's residual tile on its way to L2 while the GEMM runs (moves no bit)
+        constexpr int kLines = T::BN / 32;  // 128-byte lines of a token's row segment
+        const int rows = min(T::BM, p.n - mt * T::BM), cols = min(T::BN, p.N - row0);
+        for (int i = tid; i < rows * kLines; i += T::THREADS)
+            if ((i % kLines) * 32 < cols)
+                prefetch_l2(p.res + size_t(mt * T::BM + i / kLines) * size_t(p.N) + row0 + (i % kLines) * 32);
+    }
 
     // Per-lane byte offsets inside a stage: A fragment rows (tokens g and g + 8 of each m-tile,
     // physical words 2t, 2t + 1) and B fragment rows (row g of each n-tile, plus 8t).
