@@ -37,7 +37,29 @@ int launch_decode(const float* q, const uint16_t* kc, const uint16_t* vc, int64_
     const size_t smem = decode_smem_bytes(int(D), G);
     const dim3 cgrid{unsigned(n_head), unsigned(D / kCombineDims)};
     const int HC = decode_chunk(G);
-    auto split = [&](auto kernel) {
+    if (G <= 8) {  // the pipelined kernel: every head of the group in one pass
+        const int per = int(decode_pipe_splits_per_block(n_split, n_kv_head));
+        const dim3 pgrid{unsigned((n_split + per - 1) / per), unsigned(n_kv_head)};
+        const size_t psmem = decode_pipe_smem_bytes(int(D), G);
+        auto pipe = [&](auto kernel) {
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(psmem));
+            kernel<<<pgrid, kPipeThreads, psmem, stream>>>(q, kc, vc, L, ctx, int(n_kv_head), G, scale, n_split, per,
+                                                          part, out);
+        };
+        if (D == 64) {
+            if (HC == 4) pipe(decode_pipe_kernel<64, 4, B>);
+            else if (HC == 7) pipe(decode_pipe_kernel<64, 7, B>);
+            else pipe(decode_pipe_kernel<64, 8, B>);
+            if (n_split > 1) decode_combine_kernel<64, B><<<cgrid, kCombineThreads, 0, stream>>>(part, n_split, out);
+        } else {
+            if (HC == 4) pipe(decode_pipe_kernel<128, 4, B>);
+            else if (HC == 7) pipe(decode_pipe_kernel<128, 7, B>);
+            else pipe(decode_pipe_kernel<128, 8, B>);
+            if (n_split > 1) decode_combine_kernel<128, B><<<cgrid, kCombineThreads, 0, stream>>>(part, n_split, out);
+        }
+        return n_split > 1 ? 2 : 1;
+    }
+    auto split = [&](auto kernel) {  // more than 8 heads a group: passes of HC heads
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
         kernel<<<grid, kDecodeThreads, smem, stream>>>(q, kc, vc, L, ctx, int(n_kv_head), G, scale, n_split, part, out);
     };
