@@ -310,6 +310,16 @@ inline int64_t decode_pipe_splits_per_block(int64_t n_split, int64_t n_kv_head) 
     return per < 1 ? 1 : per > 8 ? 8 : per;
 }
 
+// Which decode kernel a shape takes (both follow the one order: the choice moves no bit). The
+// pipelined kernel for groups of up to 8 heads while the cache has fewer than 1,024 (split, kv
+// head) pairs; from there on the split kernel, whose one-split blocks then fill the card in one
+// wave: measured on the H200 at the 7B shape, L = 32768 (1,024 pairs), 41.9 us against the
+// pipelined kernel's 45.3, while at L = 4096 (128 pairs) the pipelined kernel takes 13.1 us
+// against 16.5 and at the 0.5B shape, L = 32768 (512 pairs), 19.8 against 22.9.
+inline bool decode_uses_pipe(int64_t n_split, int64_t n_kv_head, int64_t G) {
+    return G <= 8 && n_split * n_kv_head < 1024;
+}
+
 inline size_t decode_pipe_smem_bytes(int D, int G) {
     const int HC = decode_chunk(G), PR = decode_prow(HC);
     return size_t(kPipeSlots) * kSplit * D * 2 + size_t(HC * D + kSplit * PR + 4 * HC + HC) * 4;

@@ -37,7 +37,7 @@ int launch_decode(const float* q, const uint16_t* kc, const uint16_t* vc, int64_
     const size_t smem = decode_smem_bytes(int(D), G);
     const dim3 cgrid{unsigned(n_head), unsigned(D / kCombineDims)};
     const int HC = decode_chunk(G);
-    if (G <= 8) {  // the pipelined kernel: every head of the group in one pass
+    if (decode_uses_pipe(n_split, n_kv_head, G)) {  // the pipelined kernel: every head of the group in one pass
         const int per = int(decode_pipe_splits_per_block(n_split, n_kv_head));
         const dim3 pgrid{unsigned((n_split + per - 1) / per), unsigned(n_kv_head)};
         const size_t psmem = decode_pipe_smem_bytes(int(D), G);
@@ -59,7 +59,7 @@ int launch_decode(const float* q, const uint16_t* kc, const uint16_t* vc, int64_
         }
         return n_split > 1 ? 2 : 1;
     }
-    auto split = [&](auto kernel) {  // more than 8 heads a group: passes of HC heads
+    auto split = [&](auto kernel) {  // one split a block; more than 8 heads a group: passes of HC heads
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
         kernel<<<grid, kDecodeThreads, smem, stream>>>(q, kc, vc, L, ctx, int(n_kv_head), G, scale, n_split, part, out);
     };

@@ -81,7 +81,7 @@ std::vector<float> decode(const Inputs& in) {
     std::vector<float> out(in.q.size(), kPoison);
     const int n_split = int(attn_splits(in.L)), G = int(in.H / in.KV);
     std::vector<float> part(size_t(in.H * n_split * (D + k::kPartPad)), kPoison);
-    if (G <= 8) {  // the launcher's choice: the pipelined kernel
+    if (k::decode_uses_pipe(n_split, in.KV, G)) {  // the launcher's choice: the pipelined kernel
         const int per = int(k::decode_pipe_splits_per_block(n_split, in.KV));
         k::launch((n_split + per - 1) / per, int(in.KV), k::kPipeThreads, k::decode_pipe_smem_bytes(D, G), [&] {
             auto run = [&](auto kernel) {
@@ -94,7 +94,7 @@ std::vector<float> decode(const Inputs& in) {
                 default: return run(k::decode_pipe_kernel<D, 8, B>);
             }
         });
-    } else {  // more than 8 heads a group: passes of the split kernel
+    } else {  // the split kernel (more than 8 heads a group: passes of HC heads)
         k::launch(n_split, int(in.KV), k::kDecodeThreads, k::decode_smem_bytes(D, G), [&] {
             auto run = [&](auto kernel) {
                 kernel(in.q.data(), in.kc.data(), in.vc.data(), in.L, in.ctx, int(in.KV), G, attention_scale(D),
@@ -144,11 +144,13 @@ TEST(AttentionSim, DecodeKernelsEqualModel) {
     // 1 split (no combine), split edges, 3 splits, groups over 8 heads (several passes of the
     // score and p.v loops; 14 heads: two passes of 7), and 258 splits (two combine chunks; with two
     // kv heads the pipelined kernel runs two splits a block, its ring of slots wrapping around).
-    // Groups of up to 8 heads take the pipelined kernel, larger ones the split kernel.
+    // Groups of up to 8 heads take the pipelined kernel, larger ones the split kernel; so do the
+    // 1,032 (split, kv head) pairs of 33,000 keys over 4 kv heads.
     for (const S& s : {S{1, 1, 5, 4, 2, "uniform"}, S{1, 128, 140, 14, 2, "outliers"}, S{1, 129, 129, 7, 1, "normal"},
                        S{1, 300, 310, 4, 2, "zeros"}, S{1, 200, 210, 12, 1, "normal"}, S{1, 5, 9, 64, 1, "outliers"},
                        S{1, 260, 270, 14, 1, "normal"},
-                       S{1, 33000, 33001, 1, 1, "outliers"}, S{1, 33000, 33001, 2, 2, "normal"}}) {
+                       S{1, 33000, 33001, 1, 1, "outliers"}, S{1, 33000, 33001, 2, 2, "normal"},
+                       S{1, 33000, 33001, 4, 4, "uniform"}}) {
         const Inputs a = make(s.n_q, s.L, s.ctx, s.H, s.KV, 64, s.profile);
         EXPECT_TRUE(same(decode<64>(a), model(a))) << "D 64 L " << s.L << ": " << first_diff(decode<64>(a), model(a));
         if (s.L > 1000) continue;  // one head dim is enough for the long one
