@@ -245,7 +245,9 @@ TEST(NonfiniteCatalogs, EveryFamilyHasOneAndItsModelsKeepTheNaN) {
         }
         // The forward's families have no documented non-finite rule yet (docs/contract.md): they are
         // listed here so that giving one a catalog, or adding a family without one, fails this test.
-        static const std::set<std::string> pending = {"add", "attention", "bias", "embed", "kv_store", "rope"};
+        // mmq_q8_0_add waits on mmq_q8_0's rule for non-finite scales (its plane carries them).
+        static const std::set<std::string> pending = {"add", "attention", "bias", "embed", "kv_store", "mmq_q8_0_add",
+                                                      "rope"};
         if (pending.count(f->name)) EXPECT_EQ(cases, 0u) << f->name << " has a nonfinite catalog now: drop it from the pending list";
         else EXPECT_GT(cases, 0u) << f->name << " has no nonfinite catalog";
     }
