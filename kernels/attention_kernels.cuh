@@ -59,16 +59,6 @@ __device__ __forceinline__ void unpack8(const uint4 w, float* f) {
     }
 }
 
-// A hint to bring [p, p + bytes) into L2 (bytes a multiple of 16, p 16-byte aligned): the bulk
-// copy engine fetches it while the threads compute. It moves no bit.
-__device__ __forceinline__ void prefetch_l2(const void* p, uint32_t bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
-#else
-    (void)p, (void)bytes;
-#endif
-}
-
 // The max of finite values is the same in any order (and a +0/-0 tie changes no later bit:
 // exp_det(+-0) = 1), so the kernels reduce it in trees.
 __device__ __forceinline__ float max_of(float a, float b) { return a > b ? a : b; }
@@ -126,10 +116,6 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
     const uint4* ka = reinterpret_cast<const uint4*>(kc + (int64_t(kvh) * ctx + j0 + min(t, nk - 1)) * D);
     const uint4* kb = reinterpret_cast<const uint4*>(kc + (int64_t(kvh) * ctx + j0 + min(t + 64, nk - 1)) * D);
     const uint32_t* vw = reinterpret_cast<const uint32_t*>(vc + (int64_t(kvh) * ctx + j0) * D) + t;
-    if (t == 0) {  // the split's K and V rows (contiguous) on their way to L2 while the scores run
-        prefetch_l2(kc + (int64_t(kvh) * ctx + j0) * D, uint32_t(nk) * D * 2);
-        prefetch_l2(vc + (int64_t(kvh) * ctx + j0) * D, uint32_t(nk) * D * 2);
-    }
 
     for (int g0 = 0; g0 < G; g0 += HC) {
         const int hc = min(HC, G - g0);

@@ -27,54 +27,48 @@ int launch_prefill(const float* q, const uint16_t* kc, const uint16_t* vc, int64
     return 1;
 }
 
+// Decode for one head dim: the split kernel or the pipelined one (decode_uses_pipe), with the
+// passes of HC heads the group takes, then the fold of the splits when there is more than one.
+template <int D, Bug B>
+int launch_decode_d(const float* q, const uint16_t* kc, const uint16_t* vc, int64_t L, int64_t ctx, int64_t n_head,
+                    int64_t n_kv_head, float* out, float* part, cudaStream_t stream) {
+    const int n_split = int(attn_splits(L));
+    const int G = int(n_head / n_kv_head), HC = decode_chunk(G);
+    const float scale = attention_scale(D);
+    const auto by_chunk = [&](auto k4, auto k7, auto k8, auto launch) {
+        if (HC == 4) launch(k4);
+        else if (HC == 7) launch(k7);
+        else launch(k8);
+    };
+    if (decode_uses_pipe(n_split, n_kv_head, G)) {
+        const int per = int(decode_pipe_splits_per_block(n_split, n_kv_head));
+        const dim3 grid{unsigned((n_split + per - 1) / per), unsigned(n_kv_head)};
+        const size_t smem = decode_pipe_smem_bytes(D, G);
+        by_chunk(decode_pipe_kernel<D, 4, B>, decode_pipe_kernel<D, 7, B>, decode_pipe_kernel<D, 8, B>, [&](auto kernel) {
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+            kernel<<<grid, kPipeThreads, smem, stream>>>(q, kc, vc, L, ctx, int(n_kv_head), G, scale, n_split, per,
+                                                         part, out);
+        });
+    } else {
+        const dim3 grid{unsigned(n_split), unsigned(n_kv_head)};
+        const size_t smem = decode_smem_bytes(D, G);
+        by_chunk(decode_split_kernel<D, 4, B>, decode_split_kernel<D, 7, B>, decode_split_kernel<D, 8, B>, [&](auto kernel) {
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+            kernel<<<grid, kDecodeThreads, smem, stream>>>(q, kc, vc, L, ctx, int(n_kv_head), G, scale, n_split, part,
+                                                           out);
+        });
+    }
+    if (n_split == 1) return 1;
+    const dim3 cgrid{unsigned(n_head), unsigned(D / kCombineDims)};
+    decode_combine_kernel<D, B><<<cgrid, kCombineThreads, 0, stream>>>(part, n_split, out);
+    return 2;
+}
+
 template <Bug B>
 int launch_decode(const float* q, const uint16_t* kc, const uint16_t* vc, int64_t L, int64_t ctx, int64_t n_head,
                   int64_t n_kv_head, int64_t D, float* out, float* part, cudaStream_t stream) {
-    const int n_split = int(attn_splits(L));
-    const int G = int(n_head / n_kv_head);
-    const float scale = attention_scale(D);
-    const dim3 grid{unsigned(n_split), unsigned(n_kv_head)};
-    const size_t smem = decode_smem_bytes(int(D), G);
-    const dim3 cgrid{unsigned(n_head), unsigned(D / kCombineDims)};
-    const int HC = decode_chunk(G);
-    if (decode_uses_pipe(n_split, n_kv_head, G)) {  // the pipelined kernel: every head of the group in one pass
-        const int per = int(decode_pipe_splits_per_block(n_split, n_kv_head));
-        const dim3 pgrid{unsigned((n_split + per - 1) / per), unsigned(n_kv_head)};
-        const size_t psmem = decode_pipe_smem_bytes(int(D), G);
-        auto pipe = [&](auto kernel) {
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(psmem));
-            kernel<<<pgrid, kPipeThreads, psmem, stream>>>(q, kc, vc, L, ctx, int(n_kv_head), G, scale, n_split, per,
-                                                          part, out);
-        };
-        if (D == 64) {
-            if (HC == 4) pipe(decode_pipe_kernel<64, 4, B>);
-            else if (HC == 7) pipe(decode_pipe_kernel<64, 7, B>);
-            else pipe(decode_pipe_kernel<64, 8, B>);
-            if (n_split > 1) decode_combine_kernel<64, B><<<cgrid, kCombineThreads, 0, stream>>>(part, n_split, out);
-        } else {
-            if (HC == 4) pipe(decode_pipe_kernel<128, 4, B>);
-            else if (HC == 7) pipe(decode_pipe_kernel<128, 7, B>);
-            else pipe(decode_pipe_kernel<128, 8, B>);
-            if (n_split > 1) decode_combine_kernel<128, B><<<cgrid, kCombineThreads, 0, stream>>>(part, n_split, out);
-        }
-        return n_split > 1 ? 2 : 1;
-    }
-    auto split = [&](auto kernel) {  // one split a block; more than 8 heads a group: passes of HC heads
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-        kernel<<<grid, kDecodeThreads, smem, stream>>>(q, kc, vc, L, ctx, int(n_kv_head), G, scale, n_split, part, out);
-    };
-    if (D == 64) {
-        if (HC == 4) split(decode_split_kernel<64, 4, B>);
-        else if (HC == 7) split(decode_split_kernel<64, 7, B>);
-        else split(decode_split_kernel<64, 8, B>);
-        if (n_split > 1) decode_combine_kernel<64, B><<<cgrid, kCombineThreads, 0, stream>>>(part, n_split, out);
-    } else {
-        if (HC == 4) split(decode_split_kernel<128, 4, B>);
-        else if (HC == 7) split(decode_split_kernel<128, 7, B>);
-        else split(decode_split_kernel<128, 8, B>);
-        if (n_split > 1) decode_combine_kernel<128, B><<<cgrid, kCombineThreads, 0, stream>>>(part, n_split, out);
-    }
-    return n_split > 1 ? 2 : 1;
+    return D == 64 ? launch_decode_d<64, B>(q, kc, vc, L, ctx, n_head, n_kv_head, out, part, stream)
+                   : launch_decode_d<128, B>(q, kc, vc, L, ctx, n_head, n_kv_head, out, part, stream);
 }
 
 }  // namespace bitgate::cuda::attn

@@ -174,4 +174,11 @@ TEST(AttentionSim, EveryDefectChangesTheBytes) {
     EXPECT_FALSE(same(decode<64, k::Bug::skip_last_split>(d), want_d));
     const auto past = decode<64, k::Bug::read_past_L>(d);
     EXPECT_TRUE(std::isnan(past[0])) << "the poison after L reaches out";
+    // The same defects in the split kernel (groups of 12 heads take it; two kv heads, so that the
+    // head-to-kv-head defect has another head to read).
+    const Inputs e = make(1, 300, 310, 24, 2, 64, "uniform");
+    const auto want_e = model(e);
+    EXPECT_FALSE(same(decode<64, k::Bug::kv_head_mod>(e), want_e));
+    EXPECT_FALSE(same(decode<64, k::Bug::skip_last_split>(e), want_e));
+    EXPECT_TRUE(std::isnan(decode<64, k::Bug::read_past_L>(e)[0])) << "the poison after L reaches out";
 }
