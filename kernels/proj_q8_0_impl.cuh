@@ -112,25 +112,35 @@ void launch_v1(const BlockQ8_0* w, const BlockQ8_0* xq, float* y, int64_t n, int
 //   (q8_0_block_words).
 //
 // The staged pipeline runs across rows: a warp's tasks, in the order it takes them, are one stream
-// of (task, round) chunks, and kStages chunks are in flight whether they belong to this row or the
+// of (task, round) chunks, and S chunks are in flight whether they belong to this row or the
 // next ones. A row of k=7168 is only 2 rounds, so a pipeline within one row would expose a DRAM
 // latency per row. Rounds of one row are still consumed in ascending order, each lane summing
 // blocks t, t+W, ..., so the float order is the model's.
 //
-// Shared memory: kStages mbarriers per warp, the activation, then kStages stages per warp.
-
-constexpr int kStages = 5;
+// Shared memory: S mbarriers per warp, the activation, then S stages per warp. S = 0 is the
+// direct path (no stages).
+//
+// How many stages and rows per CUDA block: the consumers, not the copies in flight, bound this
+// kernel (with 5 stages and 4 rows a block, 8 warps an SM, Nsight Compute showed 0.35
+// instructions issued per scheduler cycle, 65% of cycles with no eligible warp and DRAM at half
+// its peak), so the dispatch spends shared memory on warps: 8 rows a block and 2 stages of W
+// blocks (3 where a row is one round), 16 to 24 warps an SM, were the fastest of the
+// combinations measured on the H200 at the catalog's shapes, up to 20% faster than 5 stages and
+// 4 rows (bench/RESULTS.md, 2026-12-01, night).
 constexpr int kActWords = 9;
 constexpr int kActBatch = 4;
+constexpr int kMaxRowsPerBlock = 8;
+
+inline int v2_stages(int64_t bpr) { return bpr <= 128 ? 3 : 2; }
 
 __host__ __device__ constexpr int stage_bytes(int nw) { return nw * 32 * int(sizeof(BlockQ8_0)) + 16; }
 
 __host__ __device__ inline size_t act_bytes(int64_t bpr) { return (size_t(bpr) * kActWords * 4 + 15) / 16 * 16; }
 
-__host__ __device__ inline size_t barrier_bytes(int rows) { return (size_t(rows) * kStages * 8 + 15) / 16 * 16; }
+__host__ __device__ inline size_t barrier_bytes(int rows, int stages) { return (size_t(rows) * stages * 8 + 15) / 16 * 16; }
 
-inline size_t v2_smem_bytes(int64_t bpr, int nw, bool staged, int rows) {
-    return staged ? barrier_bytes(rows) + act_bytes(bpr) + size_t(rows) * kStages * stage_bytes(nw) : act_bytes(bpr);
+inline size_t v2_smem_bytes(int64_t bpr, int nw, int stages, int rows) {
+    return stages > 0 ? barrier_bytes(rows, stages) + act_bytes(bpr) + size_t(rows) * stages * stage_bytes(nw) : act_bytes(bpr);
 }
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
@@ -197,13 +207,14 @@ struct Cursor {
     }
 };
 
-template <int NW, bool kStaged, class Defect>
-__global__ void __launch_bounds__(128) proj_v2_kernel(Mats m, const BlockQ8_0* __restrict__ xq, int64_t n, int bpr) {
+template <int NW, int S, class Defect>
+__global__ void __launch_bounds__(kMaxRowsPerBlock * 32) proj_v2_kernel(Mats m, const BlockQ8_0* __restrict__ xq, int64_t n, int bpr) {
     constexpr int W = NW * 32;
     constexpr int SB = stage_bytes(NW);
+    constexpr bool kStaged = S > 0;
     extern __shared__ __align__(16) unsigned char smem[];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, rows = blockDim.x / 32;
-    const size_t bar_bytes = kStaged ? barrier_bytes(rows) : 0;
+    const size_t bar_bytes = kStaged ? barrier_bytes(rows, S) : 0;
     uint32_t* act = reinterpret_cast<uint32_t*>(smem + bar_bytes);
     const int64_t nwarps = int64_t(gridDim.x) * rows;
     const int64_t gw = int64_t(warp) * gridDim.x + blockIdx.x;
@@ -218,8 +229,8 @@ __global__ void __launch_bounds__(128) proj_v2_kernel(Mats m, const BlockQ8_0* _
         return pick(m.w, int(q % m.count)) + row * bpr;
     };
 
-    uint64_t* bars = reinterpret_cast<uint64_t*>(smem) + warp * kStages;
-    unsigned char* stages = smem + bar_bytes + act_bytes(bpr) + size_t(warp) * kStages * SB;
+    uint64_t* bars = reinterpret_cast<uint64_t*>(smem) + warp * S;
+    unsigned char* stages = smem + bar_bytes + act_bytes(bpr) + size_t(warp) * S * SB;
     Cursor fill;    // the next chunk to copy
     int fill_slot = 0;
     auto issue = [&]() {  // lane 0 only
@@ -229,13 +240,13 @@ __global__ void __launch_bounds__(128) proj_v2_kernel(Mats m, const BlockQ8_0* _
             bulk_copy(stages + fill_slot * SB, weights_row(gw + fill.i * nwarps) + b0, bytes, bars + fill_slot);
             fill.next(rounds);
         }
-        fill_slot = fill_slot + 1 == kStages ? 0 : fill_slot + 1;
+        fill_slot = fill_slot + 1 == S ? 0 : fill_slot + 1;
     };
     if constexpr (kStaged) {
         if (lane == 0) {
-            for (int s = 0; s < kStages; ++s) mbar_init(bars + s);
+            for (int s = 0; s < S; ++s) mbar_init(bars + s);
             mbar_init_fence();
-            for (int s = 0; s < kStages; ++s) issue();  // in flight while the activation loads
+            for (int s = 0; s < S; ++s) issue();  // in flight while the activation loads
         }
     }
 
@@ -277,7 +288,7 @@ __global__ void __launch_bounds__(128) proj_v2_kernel(Mats m, const BlockQ8_0* _
     if constexpr (kStaged) {
         Cursor use;  // the chunk being consumed
         int slot = 0;
-        unsigned parity = 0;  // phase of the slot's barrier: flips every kStages chunks
+        unsigned parity = 0;  // phase of the slot's barrier: flips every S chunks
         for (; use.i < my_tasks; use.next(rounds)) {
             mbar_wait(bars + slot, parity);
             const uint32_t* st = reinterpret_cast<const uint32_t*>(stages + slot * SB);
@@ -293,7 +304,7 @@ __global__ void __launch_bounds__(128) proj_v2_kernel(Mats m, const BlockQ8_0* _
 #pragma unroll
                 for (int lw = 0; lw < 4; ++lw) acc[lw] = 0.0f;
             }
-            if (++slot == kStages) slot = 0, parity ^= 1u;
+            if (++slot == S) slot = 0, parity ^= 1u;
         }
     } else {
         for (int64_t i = 0; i < my_tasks; ++i) {
@@ -342,11 +353,19 @@ int blocks_per_sm(Kernel kernel, int threads, size_t smem) {
     return it->second;
 }
 
-template <int NW, bool kStaged, class Defect>
+template <int NW, int S, class Defect>
 void launch_v2_as(const Mats& m, const BlockQ8_0* xq, int64_t n, int64_t bpr, cudaStream_t stream) {
-    auto kernel = proj_v2_kernel<NW, kStaged, Defect>;
-    const int rows = proj_q8_0_rows_per_block(n);
-    const size_t smem = v2_smem_bytes(bpr, NW, kStaged, rows);
+    auto kernel = proj_v2_kernel<NW, S, Defect>;
+    // Fewer rows a block only where 8 would not fit (rows far longer than any model's).
+    static const size_t optin = [] {
+        int dev = 0, v = 0;
+        cudaGetDevice(&dev);
+        cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+        return size_t(v);
+    }();
+    int rows = proj_q8_0_rows_per_block(n);
+    while (rows > 1 && v2_smem_bytes(bpr, NW, S, rows) > optin) rows /= 2;
+    const size_t smem = v2_smem_bytes(bpr, NW, S, rows);
     const int64_t blocks = (n * m.count + rows - 1) / rows;
     const int64_t resident = int64_t(blocks_per_sm(kernel, rows * 32, smem)) * device_sm_count();
     launch_dependent(kernel, unsigned(std::min(blocks, resident)), unsigned(rows * 32), smem, stream, m, xq, n, int(bpr));
@@ -367,10 +386,15 @@ template <class Defect>
 void launch_v2(const Mats& m, const BlockQ8_0* xq, int64_t n, int64_t bpr, int width, cudaStream_t stream,
                Path path = Path::automatic) {
     const bool staged = path != Path::direct && staged_ok(m, bpr);  // staged only where it is allowed
+    const int stages = staged ? v2_stages(bpr) : 0;
+    // Widths 32 and 64 mean bpr <= 64, where v2_stages is 3.
     switch (width) {
-        case 32: return staged ? launch_v2_as<1, true, Defect>(m, xq, n, bpr, stream) : launch_v2_as<1, false, Defect>(m, xq, n, bpr, stream);
-        case 64: return staged ? launch_v2_as<2, true, Defect>(m, xq, n, bpr, stream) : launch_v2_as<2, false, Defect>(m, xq, n, bpr, stream);
-        default: return staged ? launch_v2_as<4, true, Defect>(m, xq, n, bpr, stream) : launch_v2_as<4, false, Defect>(m, xq, n, bpr, stream);
+        case 32: return stages ? launch_v2_as<1, 3, Defect>(m, xq, n, bpr, stream) : launch_v2_as<1, 0, Defect>(m, xq, n, bpr, stream);
+        case 64: return stages ? launch_v2_as<2, 3, Defect>(m, xq, n, bpr, stream) : launch_v2_as<2, 0, Defect>(m, xq, n, bpr, stream);
+        default:
+            if (stages == 0) return launch_v2_as<4, 0, Defect>(m, xq, n, bpr, stream);
+            if (stages == 2) return launch_v2_as<4, 2, Defect>(m, xq, n, bpr, stream);
+            return launch_v2_as<4, 3, Defect>(m, xq, n, bpr, stream);
     }
 }
 

@@ -65,7 +65,7 @@ FamilySpec spec() {
         .name = "proj_q8_0_add",
         .summary = "decode projection with the add epilogue: y[n] = W[n][k] x + a[n] (the q/k/v bias, or the residual in place)",
         .dims = {{.name = "n", .lo = 1, .hi = 3072, .edges = {1, 2, 3, 31, 32, 33, 127, 128, 896, 1023, 1024, 1025, 2049},
-                  .doc = "rows (output features); 4 rows per CUDA block from 1024"},
+                  .doc = "rows (output features); 8 rows per CUDA block from 1024"},
                  {.name = "k", .lo = 32, .hi = 8192, .multiple = 32,
                   .edges = {32, 64, 896, 1024, 1056, 2048, 2080, 3584, 4096, 4864, 8192},
                   .doc = "input features, a multiple of 32 (the projection's widths switch at 32 and 64 blocks)"}},
