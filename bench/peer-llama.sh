@@ -10,6 +10,10 @@
 #   bench/peer-llama.sh --cases      print the shapes only (no source tree needed)
 #   bench/peer-llama.sh --test-file GGML_DIR FILE
 #                                    write the test-backend-ops case file only (no build, no GPU)
+#   bench/peer-llama.sh --run TEST_BACKEND_OPS FILE
+#                                    run a test-backend-ops built elsewhere (for a GPU machine
+#                                    without the source tree or the time to build it) on a case
+#                                    file that --test-file wrote, and print one line per shape
 #
 # The shapes: proj_q8_0 (n x k, Q8_0 weights, 1 token: llama.cpp's MMVQ path), proj_f32 (f32
 # weights, 1 token) and mmq_q8_0 (N x K, n tokens: the MMQ path) lines marked `bench`. Each is a
@@ -89,9 +93,45 @@ write_test_file() {
 }
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
+backend=${PEER_BACKEND:-CUDA0}
+strip_colors() { sed 's/\x1b\[[0-9;]*m//g'; }
+
+# run_cases TBO FILE LOG: the perf run over a case file, one line per shape.
+run_cases() {
+    echo "== llama.cpp test-backend-ops perf -o MUL_MAT -b $backend"
+    echo "   (back-to-back: many runs of one op in one ggml graph; weights not rotated; us/run of"
+    echo "    q8_0 with 1 token includes its activation quantize to q8_1; its 'GB/s' is GiB/s;
+    a g=4 line times one matrix of the group: the group is four such products)"
+    { "$1" perf -o MUL_MAT -b "$backend" --test-file "$2" 2>&1 ||
+        echo "peer-llama: test-backend-ops exited with an error (log: $3)" >&2; } |
+        strip_colors | tee "$3" |
+        awk '
+            # The case name opens a line; its result ("N runs - T us/run - ...") ends that line
+            # or a later one (ggml d99724f prints it on the next line, and its CUDA-graph
+            # messages may land in between).
+            /name=bitgate:/ {
+                match($0, /name=bitgate:[^,]*/)
+                tag = substr($0, RSTART + 13, RLENGTH - 13)
+            }
+            tag != "" && /[0-9]+ runs - / {
+                match($0, /[0-9]+ runs - .*/)
+                printf "%-40s %s\n", tag, substr($0, RSTART, RLENGTH)
+                tag = ""
+            }
+            tag != "" && /not supported/ { printf "%-40s not supported\n", tag; tag = "" }'
+}
+
 case "${1:-}" in
     --cases) all=$(unique_cases); echo "$all"; exit 0 ;;
     --test-file) [[ $# -eq 3 ]] || die "usage: $0 --test-file GGML_DIR FILE"; write_test_file "$2" "$3"; exit 0 ;;
+    --run)
+        [[ $# -eq 3 ]] || die "usage: $0 --run TEST_BACKEND_OPS FILE"
+        [[ -f $2 && -x $2 ]] || die "$2: not an executable file"
+        [[ -r $3 ]] || die "$3: cannot read"
+        grep -q 'bitgate:' "$3" || die "$3: no bitgate case (write it with --test-file)"
+        run_cases "$2" "$3" "${TMPDIR:-/tmp}/peer-llama-perf.log"
+        exit 0
+        ;;
     -h | --help) usage; exit 0 ;;
     "") usage >&2; exit 2 ;;
     -*) die "$1: unknown option (see --help)" ;;
@@ -102,7 +142,6 @@ src=$(cd "$1" 2>/dev/null && pwd) || die "$1: no such directory"
 include_dir "$src" >/dev/null
 build=${PEER_BUILD:-$root/.peer/build-ggml}
 jobs=${JOBS:-$(nproc)}
-backend=${PEER_BACKEND:-CUDA0}
 
 mkdir -p "$build" || die "$build: cannot create"
 # CUDA graphs on, as llama.cpp builds them; its flash-attention kernels and NCCL off (MUL_MAT
@@ -119,26 +158,11 @@ tbo=$(find "$build" -name test-backend-ops -type f -perm -u+x | head -1)
 [[ -n $tbo ]] || die "$build: no test-backend-ops after the build"
 echo "binary: $tbo"
 
-strip_colors() { sed 's/\x1b\[[0-9;]*m//g'; }
 help=$("$tbo" --help 2>&1 || true)  # its usage exits 1
-echo "== llama.cpp test-backend-ops perf -o MUL_MAT -b $backend"
-echo "   (back-to-back: many runs of one op in one ggml graph; weights not rotated; us/run of"
-echo "    q8_0 with 1 token includes its activation quantize to q8_1; its 'GB/s' is GiB/s;
-    a g=4 line times one matrix of the group: the group is four such products)"
 if grep -q -- --test-file <<<"$help"; then
     file=$build/bitgate-mul-mat.cases
     write_test_file "$src" "$file"
-    { "$tbo" perf -o MUL_MAT -b "$backend" --test-file "$file" 2>&1 ||
-        echo "peer-llama: test-backend-ops exited with an error (log: $build/perf.log)" >&2; } |
-        strip_colors | tee "$build/perf.log" |
-        awk '/name=bitgate:/ {
-                 match($0, /name=bitgate:[^,]*/)
-                 tag = substr($0, RSTART + 13, RLENGTH - 13)
-                 n = split($0, part, "):")
-                 result = part[n]
-                 sub(/^[ \t]*/, "", result)
-                 printf "%-40s %s\n", tag, result
-             }'
+    run_cases "$tbo" "$file" "$build/perf.log"
 else
     echo "   (this tree has no --test-file: its built-in perf cases only)"
 fi

@@ -207,6 +207,22 @@ if command -v "${CC:-cc}" >/dev/null; then
     expect 0 '^29 0 4096 1 1 1 0 2 0 4096 4096 1 1 0 0 0 0 0 4096 1 1 1 0 0 0 0 bitgate:proj_f32:n=4096:k=4096$' -- cat "$tmp/cases.txt"
 fi
 expect 2 'peer-llama: .*/none: no such directory' -- "$peer" "$tmp/none"
+# --run parses a test-backend-ops it did not build: a stand-in printing the two layouts seen (the
+# result on the case's line, or on the next line after a CUDA-graph message) and an unsupported case.
+cat >"$tmp/tbo" <<'TBO'
+#!/usr/bin/env bash
+printf '  MUL_MAT(name=bitgate:proj_q8_0:n=96:k=7168:g=1,type=f32): ggml_backend_cuda_graph_compute: CUDA graph warmup complete\n'
+printf '             245760 runs -     4.09 us/run -      742 kB/run -  173.07 GB/s\n'
+printf '  MUL_MAT(name=bitgate:mmq_q8_0:N=896:K=4864:n=3325,type=f32):  5499 runs -   186.46 us/run -    79334 kB/run -  405.76 GB/s\n'
+printf '  MUL_MAT(name=bitgate:proj_f32:n=96:k=7168,type=f32): not supported [CUDA0]\n'
+TBO
+chmod +x "$tmp/tbo"
+printf '29 0 96 1 1 1 0 2 8 7168 96 1 1 0 0 0 0 0 7168 1 1 1 0 0 0 0 bitgate:proj_q8_0:n=96:k=7168:g=1\n' >"$tmp/run.cases"
+expect 0 '^proj_q8_0:n=96:k=7168:g=1 +245760 runs - +4.09 us/run' -- "$peer" --run "$tmp/tbo" "$tmp/run.cases"
+expect 0 '^mmq_q8_0:N=896:K=4864:n=3325 +5499 runs - +186.46 us/run' -- "$peer" --run "$tmp/tbo" "$tmp/run.cases"
+expect 0 '^proj_f32:n=96:k=7168 +not supported$' -- "$peer" --run "$tmp/tbo" "$tmp/run.cases"
+expect 2 'no bitgate case' -- "$peer" --run "$tmp/tbo" /dev/null
+expect 2 'not an executable file' -- "$peer" --run "$tmp/none" "$tmp/run.cases"
 expect 2 'not a ggml or llama.cpp source tree' -- "$peer" "$tmp/ptx"
 expect 2 'usage' -- "$peer" --test-file "$tmp/ggml"
 
