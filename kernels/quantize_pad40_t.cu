@@ -23,20 +23,34 @@ template <class Index>
 __global__ void __launch_bounds__(kThreads) quantize_pad40_t_kernel(const float4* __restrict__ x, int64_t n,
                                                                     Index words, Index words_per_row,
                                                                     uint8_t* __restrict__ qs, uint32_t* __restrict__ sda) {
+    // Token t and word w of each of the thread's words: one division, then steps of kThreads
+    // words (Nsight Compute: the kernel issued 0.79 instructions a cycle per scheduler with a
+    // division and a remainder per word in each loop; it is bound by issue, not by DRAM).
     const Index i0 = Index(blockIdx.x) * (kThreads * kWordsPerThread) + threadIdx.x;
+    Index t[kWordsPerThread], w[kWordsPerThread];
+    t[0] = i0 / words_per_row, w[0] = i0 % words_per_row;
+#pragma unroll
+    for (int u = 1; u < kWordsPerThread; ++u) {
+        if (words_per_row >= kThreads) {  // d >= 1024: at most one row boundary per step
+            t[u] = t[u - 1], w[u] = w[u - 1] + kThreads;
+            if (w[u] >= words_per_row) w[u] -= words_per_row, ++t[u];
+        } else {
+            const Index i = i0 + Index(u) * kThreads;
+            t[u] = i / words_per_row, w[u] = i % words_per_row;
+        }
+    }
     float4 v[kWordsPerThread];
 #pragma unroll
     for (int u = 0; u < kWordsPerThread; ++u) {
         const Index i = i0 + Index(u) * kThreads;
-        const Index t = i / words_per_row, w = i % words_per_row;
-        v[u] = i < words && int64_t(t) < n ? x[int64_t(t) * int64_t(words_per_row) + int64_t(w)] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        v[u] = i < words && int64_t(t[u]) < n ? x[int64_t(t[u]) * int64_t(words_per_row) + int64_t(w[u])]
+                                              : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
+    const int64_t nchunk = int64_t(words_per_row / kPad40Words);
 #pragma unroll
     for (int u = 0; u < kWordsPerThread; ++u) {
-        const Index i = i0 + Index(u) * kThreads;
-        if (i >= words) break;  // uniform across the warp
-        const Index t = i / words_per_row, w = i % words_per_row;
-        pad40_quantize_store(v[u], int64_t(t), int64_t(w / kPad40Words), int64_t(words_per_row / kPad40Words), true, qs, sda);
+        if (i0 + Index(u) * kThreads >= words) break;  // uniform across the warp
+        pad40_quantize_store(v[u], int64_t(t[u]), int64_t(w[u] / kPad40Words), nchunk, true, qs, sda);
     }
 }
 
