@@ -10,8 +10,9 @@ namespace {
 constexpr int kThreads = 256;
 // Words per thread, all loaded before the first is quantized: with one 16-byte load a thread, a
 // full SM had 32 KB in flight and the kernel read at 46% of the ceiling at n = 3325, d = 3584;
-// four keep 128 KB an SM in flight (49% isolated, 59% back to back: bench/RESULTS.md; still
-// short of the 80% the kernel should reach).
+// four keep 128 KB an SM in flight. With the division below taken out of the per-word work:
+// 62% at d = 3584 and 71% at d = 18944 back to back (bench/RESULTS.md), still short of the 80%
+// the kernel should reach.
 constexpr int kWordsPerThread = 4;
 
 // One thread per 4-value word of the 64-padded activation, token-major: a warp reads 512
