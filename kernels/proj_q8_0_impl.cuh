@@ -129,19 +129,25 @@ void launch_v1(const BlockQ8_0* w, const BlockQ8_0* xq, float* y, int64_t n, int
 // 4 rows (bench/RESULTS.md, 2026-12-01, night).
 constexpr int kActWords = 9;
 constexpr int kActBatch = 4;
-constexpr int kMaxRowsPerBlock = 8;
+constexpr int kMaxRowsPerBlock = 8;  // the kernel's launch bounds: the most rows_per_block gives
+static_assert(proj_q8_0_rows_per_block(int64_t(1) << 30) == kMaxRowsPerBlock, "launch bounds and rows a block");
 
-inline int v2_stages(int64_t bpr) { return bpr <= 128 ? 3 : 2; }
+constexpr int v2_stages(int64_t bpr) { return bpr <= 128 ? 3 : 2; }
 
 __host__ __device__ constexpr int stage_bytes(int nw) { return nw * 32 * int(sizeof(BlockQ8_0)) + 16; }
 
-__host__ __device__ inline size_t act_bytes(int64_t bpr) { return (size_t(bpr) * kActWords * 4 + 15) / 16 * 16; }
+__host__ __device__ constexpr size_t act_bytes(int64_t bpr) { return (size_t(bpr) * kActWords * 4 + 15) / 16 * 16; }
 
-__host__ __device__ inline size_t barrier_bytes(int rows, int stages) { return (size_t(rows) * stages * 8 + 15) / 16 * 16; }
+__host__ __device__ constexpr size_t barrier_bytes(int rows, int stages) { return (size_t(rows) * stages * 8 + 15) / 16 * 16; }
 
-inline size_t v2_smem_bytes(int64_t bpr, int nw, int stages, int rows) {
+constexpr size_t v2_smem_bytes(int64_t bpr, int nw, int stages, int rows) {
     return stages > 0 ? barrier_bytes(rows, stages) + act_bytes(bpr) + size_t(rows) * stages * stage_bytes(nw) : act_bytes(bpr);
 }
+
+// 8 rows a block fit sm_90's 227 KiB of shared memory a block at the specs' longest rows
+// (k = 131072: 147 KB of activation and 68 KB of stages), so no shape needs fewer.
+static_assert(v2_smem_bytes(131072 / 32, 4, v2_stages(131072 / 32), kMaxRowsPerBlock) <= 227 * 1024,
+              "8 rows a block must fit at k = 131072");
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
 
@@ -356,15 +362,7 @@ int blocks_per_sm(Kernel kernel, int threads, size_t smem) {
 template <int NW, int S, class Defect>
 void launch_v2_as(const Mats& m, const BlockQ8_0* xq, int64_t n, int64_t bpr, cudaStream_t stream) {
     auto kernel = proj_v2_kernel<NW, S, Defect>;
-    // Fewer rows a block only where 8 would not fit (rows far longer than any model's).
-    static const size_t optin = [] {
-        int dev = 0, v = 0;
-        cudaGetDevice(&dev);
-        cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
-        return size_t(v);
-    }();
-    int rows = proj_q8_0_rows_per_block(n);
-    while (rows > 1 && v2_smem_bytes(bpr, NW, S, rows) > optin) rows /= 2;
+    const int rows = proj_q8_0_rows_per_block(n);
     const size_t smem = v2_smem_bytes(bpr, NW, S, rows);
     const int64_t blocks = (n * m.count + rows - 1) / rows;
     const int64_t resident = int64_t(blocks_per_sm(kernel, rows * 32, smem)) * device_sm_count();
@@ -387,7 +385,8 @@ void launch_v2(const Mats& m, const BlockQ8_0* xq, int64_t n, int64_t bpr, int w
                Path path = Path::automatic) {
     const bool staged = path != Path::direct && staged_ok(m, bpr);  // staged only where it is allowed
     const int stages = staged ? v2_stages(bpr) : 0;
-    // Widths 32 and 64 mean bpr <= 64, where v2_stages is 3.
+    // Widths 32 and 64 mean bpr <= 64, where v2_stages is 3: only width 128 instantiates 2 stages.
+    static_assert(v2_stages(32) == 3 && v2_stages(64) == 3, "the narrow widths' stage count");
     switch (width) {
         case 32: return stages ? launch_v2_as<1, 3, Defect>(m, xq, n, bpr, stream) : launch_v2_as<1, 0, Defect>(m, xq, n, bpr, stream);
         case 64: return stages ? launch_v2_as<2, 3, Defect>(m, xq, n, bpr, stream) : launch_v2_as<2, 0, Defect>(m, xq, n, bpr, stream);
