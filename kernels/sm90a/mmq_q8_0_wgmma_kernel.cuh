@@ -423,6 +423,8 @@ __global__ void __launch_bounds__(THREADS, 1) mmq_q8_0_wgmma_kernel(const Params
             if (q % KC == 0) wait_stage(q / KC);
 #pragma unroll
             for (int e = 0; e < 64; ++e) d[e] = mmq::kMagicBits;
+#pragma unroll
+            for (int e = 0; e < 64; ++e) fence_operand(d[e]);  // as in `issue` below
             wgmma_fence();
             wgmma_m64n128k32(d, a_desc_of(q), b_desc_of(q, 0));
             wgmma_commit();
@@ -441,6 +443,11 @@ __global__ void __launch_bounds__(THREADS, 1) mmq_q8_0_wgmma_kernel(const Params
         auto issue = [&](int32_t(&dd)[32], int q, int row) {
 #pragma unroll
             for (int e = 0; e < 32; ++e) dd[e] = mmq::kMagicBits;
+            // The accumulators' initial values must be in their registers before wgmma.fence:
+            // without this the compiler sinks the moves past it and ptxas then injects a
+            // warpgroup.arrive before each wgmma (C7519), serializing them.
+#pragma unroll
+            for (int e = 0; e < 32; ++e) fence_operand(dd[e]);
             wgmma_fence();
             wgmma_m64n64k32(dd, a_desc_of(q), b_desc_of(q, row));
             wgmma_commit();
@@ -466,13 +473,14 @@ __global__ void __launch_bounds__(THREADS, 1) mmq_q8_0_wgmma_kernel(const Params
                     }
                     epilogue(hi, q0 + at(j), Cols64{});
                 }
-            } else {  // the ragged last stage: the two halves of one chunk at a time
+            } else {  // the ragged last stage (K % 128 != 0, no real model): one half at a time
+                // (with the two halves in flight together ptxas injected a warpgroup.wait here)
 #pragma unroll 1
                 for (int j = 0; j < kcv; ++j) {
                     issue(lo, q0 + j, 0);
-                    issue(hi, q0 + j, BN / 2);
-                    wgmma_wait<1>();
+                    wgmma_wait<0>();
                     epilogue(lo, q0 + j, Cols0{});
+                    issue(hi, q0 + j, BN / 2);
                     wgmma_wait<0>();
                     epilogue(hi, q0 + j, Cols64{});
                 }
