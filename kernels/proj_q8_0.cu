@@ -30,6 +30,12 @@ void proj_q8_0_fused4(const BlockQ8_0* const w[4], const BlockQ8_0* xq, float* c
     proj_q8_0_detail::launch_v2<Sound>(m, xq, n, k / QK8_0, proj_q8_0_v2_width(k / QK8_0), stream, path);
 }
 
+void proj_q8_0_fused2(const BlockQ8_0* const w[2], const BlockQ8_0* xq, float* const y[2], int64_t n, int64_t k,
+                      cudaStream_t stream, ProjQ8Path path) {
+    const Mats m{{w[0], w[1]}, {y[0], y[1]}, 2};
+    proj_q8_0_detail::launch_v2<Sound>(m, xq, n, k / QK8_0, proj_q8_0_v2_width(k / QK8_0), stream, path);
+}
+
 namespace {
 
 using Projection = void (*)(const BlockQ8_0*, const BlockQ8_0*, float*, int64_t, int64_t, cudaStream_t);
@@ -77,6 +83,14 @@ int proj_q8_0_project_fused4(const BlockQ8_0* xq, const BlockQ8_0* w, float* y, 
     const BlockQ8_0* ws[4] = {w, w + mat, w + 2 * mat, w + 3 * mat};
     float* ys[4] = {y, y + n, y + 2 * n, y + 3 * n};
     proj_q8_0_fused4(ws, xq, ys, n, k, stream);
+    return 1;
+}
+
+int proj_q8_0_project_fused2(const BlockQ8_0* xq, const BlockQ8_0* w, float* y, int64_t n, int64_t k,
+                             cudaStream_t stream) {
+    const BlockQ8_0* ws[2] = {w, w + n * (k / QK8_0)};
+    float* ys[2] = {y, y + n};
+    proj_q8_0_fused2(ws, xq, ys, n, k, stream);
     return 1;
 }
 

@@ -31,6 +31,9 @@ void proj_q8_0_v2_add(const BlockQ8_0* w, const BlockQ8_0* xq, const float* add,
                       cudaStream_t stream);
 void proj_q8_0_fused4(const BlockQ8_0* const w[4], const BlockQ8_0* xq, float* const y[4], int64_t n, int64_t k,
                       cudaStream_t stream, ProjQ8Path path = ProjQ8Path::automatic);
+// The pair of one shape (the feed-forward's gate and up): fused4's kernel over two matrices.
+void proj_q8_0_fused2(const BlockQ8_0* const w[2], const BlockQ8_0* xq, float* const y[2], int64_t n, int64_t k,
+                      cudaStream_t stream, ProjQ8Path path = ProjQ8Path::automatic);
 
 // What a decoder calls, from the f32 activation x (k floats) and g matrices w [g][n][k/32] into
 // y [g][n]. Each returns the number of launches it enqueued.
@@ -42,12 +45,15 @@ int proj_q8_0_per_call_v2(const float* x, const BlockQ8_0* w, float* y, int64_t 
                           BlockQ8_0* scratch, cudaStream_t stream);
 // Hoisted: x is quantized once into the caller-owned xq (proj_q8_0_hoist: 1 launch), which every
 // projection of the group then reads (proj_q8_0_project_hoisted: g launches, one per matrix;
-// proj_q8_0_project_fused4: 1 launch for a group of four). The same quantize and the same
-// projection as the per-call path. The engine registers the hoist as the variants' preparation.
+// proj_q8_0_project_fused4 and _fused2: 1 launch for a group of four or two). The same quantize
+// and the same projection as the per-call path. The engine registers the hoist as the variants'
+// preparation.
 int proj_q8_0_hoist(const float* x, BlockQ8_0* xq, int64_t k, cudaStream_t stream);
 int proj_q8_0_project_hoisted(const BlockQ8_0* xq, const BlockQ8_0* w, float* y, int64_t n, int64_t k, int64_t g,
                               cudaStream_t stream);
 int proj_q8_0_project_fused4(const BlockQ8_0* xq, const BlockQ8_0* w, float* y, int64_t n, int64_t k,
+                             cudaStream_t stream);
+int proj_q8_0_project_fused2(const BlockQ8_0* xq, const BlockQ8_0* w, float* y, int64_t n, int64_t k,
                              cudaStream_t stream);
 // A whole hoisted group from x: hoist + project, 1 + g launches (fused4: 2).
 int proj_q8_0_hoisted(const float* x, const BlockQ8_0* w, float* y, int64_t n, int64_t k, int64_t g, BlockQ8_0* xq,

@@ -45,6 +45,7 @@ void check_weights(const Model& m, const Graph& g) {
                 case Op::bias: want(name, s.k, 1, false, false); break;
                 case Op::mmq:
                 case Op::proj_q8_0:
+                case Op::proj_q8_0_pair:
                 case Op::proj_f32: want(name, s.k, s.rows, true, q8); break;
                 case Op::mmq_add:
                 case Op::proj_q8_0_add:  // the matrix, and the bias it adds (a residual is no tensor)

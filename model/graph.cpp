@@ -21,6 +21,7 @@ const char* op_name(Op op) {
         case Op::quantize_q8_0: return "quantize_q8_0";
         case Op::proj_q8_0: return "proj_q8_0";
         case Op::proj_q8_0_add: return "proj_q8_0_add";
+        case Op::proj_q8_0_pair: return "proj_q8_0_pair";
         case Op::proj_f32: return "proj_f32";
         case Op::bias: return "bias";
         case Op::rope: return "rope";
@@ -237,8 +238,16 @@ Graph build_graph(const Hparams& hp, const std::string& path, Mode mode, int64_t
         project_residual(l, "att", p + "attn_output.weight", E, "o", false);
         norm(l, "x", p + "ffn_norm.weight", "h", fused);
         if (hoist && !fused) quantize(l, "h", E);
-        project(l, "h", p + "ffn_gate.weight", E, F, "g", have_q);
-        project(l, "h", p + "ffn_up.weight", E, F, "u", have_q);
+        if (fast && !gemm) {  // gate and up read one activation: the pair in one launch (fused2)
+            std::vector<std::string> in = qbufs(E);
+            in.push_back(p + "ffn_gate.weight");
+            in.push_back(p + "ffn_up.weight");
+            Step& s = b.add(Op::proj_q8_0_pair, "proj_q8_0", "fused2", l, in, {"g", "u"});
+            s.n = n, s.rows = F, s.k = E;
+        } else {
+            project(l, "h", p + "ffn_gate.weight", E, F, "g", have_q);
+            project(l, "h", p + "ffn_up.weight", E, F, "u", have_q);
+        }
         if (fused) {
             need_q(F);
             std::vector<std::string> out = {"s"};
@@ -291,10 +300,11 @@ LaunchFormula predict_launches(const Hparams& hp, const std::string& path, Mode 
                             "+ down mmq+add 1";
         f.fixed = 1 + 1 + 1;
         f.fixed_terms = "embed 1 + norm+quantize 1 + lm head mmq 1";
-    } else {  // fast decode: hoisted quantize_q8_0, bias and residual in the projections' epilogue
-        f.per_layer = 1 + 1 + 3 + 2 + 2 + a + 2 + 1 + 1 + 2 + 1 + 2;
+    } else {  // fast decode: hoisted quantize_q8_0, bias and residual in the projections' epilogue,
+              // gate and up as one pair
+        f.per_layer = 1 + 1 + 3 + 2 + 2 + a + 2 + 1 + 1 + 1 + 1 + 2;
         f.per_layer_terms = "norm 1 + quantize 1 + q/k/v proj+bias 3 + rope 2 + kv_store 2 + " + as +
-                            " + o (quantize 1 + proj+add 1) + norm 1 + quantize 1 + gate/up proj 2 + swiglu 1 + "
+                            " + o (quantize 1 + proj+add 1) + norm 1 + quantize 1 + gate/up proj pair 1 + swiglu 1 + "
                             "down (quantize 1 + proj+add 1)";
         f.fixed = 1 + 1 + 2;
         f.fixed_terms = "embed 1 + norm 1 + lm head (quantize 1 + proj 1)";

@@ -21,6 +21,7 @@ enum class Op {
     quantize_q8_0,   // in: x;                  out: xq
     proj_q8_0,       // in: xq, W;              out: y [rows]      (v2 order; one token)
     proj_q8_0_add,   // in: xq, W, a;           out: y = W xq + a  (the add epilogue; y may be a)
+    proj_q8_0_pair,  // in: xq, W0, W1;         out: y0, y1 [rows each] (two projections, one launch)
     proj_f32,        // in: x, W (dequantized); out: y [n][rows]  (one GEMV per token)
     bias,            // in: y, b;               out: y
     rope,            // in: x;                  out: x            (positions from "pos")

@@ -140,6 +140,13 @@ private:
                 ref::proj_q8_0(wq(s.in[1]), as<BlockQ8_0>(s.in[0]), f(s.out[0]), s.rows, s.k / QK8_0, order);
                 break;
             }
+            case Op::proj_q8_0_pair: {  // fused2: the two projections, each in v2's order
+                ref::ProjQ8Order order;
+                order.width = proj_q8_0_v2_width(s.k / QK8_0);
+                for (int i = 0; i < 2; ++i)
+                    ref::proj_q8_0(wq(s.in[1 + i]), as<BlockQ8_0>(s.in[0]), f(s.out[i]), s.rows, s.k / QK8_0, order);
+                break;
+            }
             case Op::proj_q8_0_add: {
                 // The projection into a scratch row, then y = sum + a: the epilogue's one rounding,
                 // with y allowed to be a (the residual stream).

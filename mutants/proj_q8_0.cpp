@@ -47,6 +47,16 @@ int fused4_swapped(const Shape& s, const DeviceIo& io) {
     cuda::proj_q8_0_fused4(ws, io.workspace<BlockQ8_0>("xq"), ys, n, k, static_cast<cudaStream_t>(io.stream));
     return 1;
 }
+// The pair's two matrices in each other's place (gate read as up): fused2's launch otherwise.
+int fused2_swapped(const Shape& s, const DeviceIo& io) {
+    const int64_t n = s["n"], k = s["k"], mat = n * (k / QK8_0);
+    const BlockQ8_0* w = io.input<BlockQ8_0>("w");
+    float* y = io.output<float>("y");
+    const BlockQ8_0* ws[2] = {w + mat, w};
+    float* ys[2] = {y, y + n};
+    cuda::proj_q8_0_fused2(ws, io.workspace<BlockQ8_0>("xq"), ys, n, k, static_cast<cudaStream_t>(io.stream));
+    return 1;
+}
 int hoist(const Shape& s, const DeviceIo& io) {
     return cuda::proj_q8_0_hoist(io.input<float>("x"), io.workspace<BlockQ8_0>("xq"), s["k"],
                                  static_cast<cudaStream_t>(io.stream));
@@ -101,6 +111,13 @@ BITGATE_VARIANT("proj_q8_0", VariantSpec{
     .valid = [](const Shape& s) -> std::string { return s["g"] == 4 ? "" : "fused4 needs g == 4"; },
     .mutant = true, .expect = "value_mismatch", .golden_as = "fused4",
     .launch = BITGATE_ON_DEVICE(fused4_swapped), .prepare = BITGATE_ON_DEVICE(hoist)});
+
+BITGATE_VARIANT("proj_q8_0", VariantSpec{
+    .name = "fused2_swapped",
+    .summary = "fused2 launched with its two matrices in each other's place",
+    .valid = [](const Shape& s) -> std::string { return s["g"] == 2 ? "" : "fused2 needs g == 2"; },
+    .mutant = true, .expect = "value_mismatch", .golden_as = "fused2",
+    .launch = BITGATE_ON_DEVICE(fused2_swapped), .prepare = BITGATE_ON_DEVICE(hoist)});
 
 // One case is enough to show the class. Its catalog line: n=100 k=160 g=1 (catalog mutants).
 BITGATE_VARIANT("proj_q8_0", VariantSpec{

@@ -61,6 +61,10 @@ int project_fused4(const Shape& s, const DeviceIo& io) {
     return cuda::proj_q8_0_project_fused4(io.workspace<BlockQ8_0>("xq"), io.input<BlockQ8_0>("w"), io.output<float>("y"),
                                           s["n"], s["k"], stream_of(io));
 }
+int project_fused2(const Shape& s, const DeviceIo& io) {
+    return cuda::proj_q8_0_project_fused2(io.workspace<BlockQ8_0>("xq"), io.input<BlockQ8_0>("w"), io.output<float>("y"),
+                                          s["n"], s["k"], stream_of(io));
+}
 int project_hoisted(const Shape& s, const DeviceIo& io) {
     return cuda::proj_q8_0_project_hoisted(io.workspace<BlockQ8_0>("xq"), io.input<BlockQ8_0>("w"),
                                            io.output<float>("y"), s["n"], s["k"], s["g"], stream_of(io));
@@ -77,8 +81,8 @@ FamilySpec spec() {
                  {.name = "k", .lo = 32, .hi = 8192, .multiple = 32,
                   .edges = {32, 64, 1024, 1056, 2048, 2080, 4096, 8192, 14336, 18944},
                   .doc = "input features, a multiple of 32 (blocks per row = k/32; widths switch at 32 and 64)"},
-                 {.name = "g", .lo = 1, .hi = 4, .edges = {1, 4},
-                  .doc = "weight matrices sharing the activation (fused4 needs 4)"}},
+                 {.name = "g", .lo = 1, .hi = 4, .edges = {1, 2, 4},
+                  .doc = "weight matrices sharing the activation (fused2 needs 2, fused4 4)"}},
         .valid = [](const Shape& s) -> std::string {
             if (s["n"] < 1 || s["n"] > (int64_t(1) << 24)) return "n must be in [1, 2^24]";
             if (s["k"] < QK8_0 || s["k"] % QK8_0 != 0) return "k must be a positive multiple of 32";
@@ -123,6 +127,13 @@ FamilySpec spec() {
                  .valid = [](const Shape& s) -> std::string { return s["g"] == 4 ? "" : "fused4 needs g == 4"; },
                  .claim = "proj_q8_0",
                  .launch = BITGATE_ON_DEVICE(project_fused4),
+                 .prepare = BITGATE_ON_DEVICE(hoist)},
+                {.name = "fused2",
+                 .summary = "hoisted activation read by a pair of matrices (the feed-forward's gate and up) in one launch: fused4's kernel over two (2 launches in all)",
+                 .model = group_model(v2_order),
+                 .valid = [](const Shape& s) -> std::string { return s["g"] == 2 ? "" : "fused2 needs g == 2"; },
+                 .claim = "proj_q8_0",
+                 .launch = BITGATE_ON_DEVICE(project_fused2),
                  .prepare = BITGATE_ON_DEVICE(hoist)},
                 {.name = "hoisted",
                  .summary = "prepare quantizes x once into the caller's xq, then v2's projection per matrix: g launches (1 + g in all)",

@@ -407,6 +407,7 @@ struct Inputs {
 const Case kDeviceCases[] = {
     {1, 32, 1},     {5, 1024, 1},  {7, 1056, 4},    {1023, 1056, 1}, {1024, 2048, 1}, {1025, 2080, 1},
     {1027, 4352, 1}, {96, 7168, 1}, {1025, 896, 4},  {2049, 14336, 1}, {33, 18944, 4},  {1026, 256, 4},
+    {1025, 3584, 2}, {37, 896, 2},
 };
 
 TEST(ProjQ8Device, EveryPathMatchesTheModel) {
@@ -456,6 +457,14 @@ TEST(ProjQ8Device, EveryPathMatchesTheModel) {
                     float* ys[4] = {y.p, y.p + c.n, y.p + 2 * c.n, y.p + 3 * c.n};
                     cuda::proj_q8_0_fused4(ws, xq.p, ys, c.n, c.k, nullptr, cuda::ProjQ8Path::direct);
                     expect_y("fused4 direct");
+                }
+                if (c.g == 2) {
+                    cuda::proj_q8_0_project_fused2(xq.p, wd, y.p, c.n, c.k, nullptr);
+                    expect_y("hoist, then fused2 project");
+                    const BlockQ8_0* ws[2] = {wd, wd + mat};
+                    float* ys[2] = {y.p, y.p + c.n};
+                    cuda::proj_q8_0_fused2(ws, xq.p, ys, c.n, c.k, nullptr, cuda::ProjQ8Path::direct);
+                    expect_y("fused2 direct");
                 }
             }
         }

@@ -254,6 +254,12 @@ private:
             case Op::proj_q8_0:
                 cuda::proj_q8_0_v2(wq(s.in[1]), as<BlockQ8_0>(s.in[0]), f(s.out[0]), s.rows, s.k, st);
                 break;
+            case Op::proj_q8_0_pair: {
+                const BlockQ8_0* ws[2] = {wq(s.in[1]), wq(s.in[2])};
+                float* ys[2] = {f(s.out[0]), f(s.out[1])};
+                cuda::proj_q8_0_fused2(ws, as<BlockQ8_0>(s.in[0]), ys, s.rows, s.k, st);
+                break;
+            }
             case Op::proj_q8_0_add:
                 cuda::proj_q8_0_v2_add(wq(s.in[1]), as<BlockQ8_0>(s.in[0]), bufs_.count(s.in[2]) ? f(s.in[2]) : wf(s.in[2]),
                                        f(s.out[0]), s.rows, s.k, st);
