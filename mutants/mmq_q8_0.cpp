@@ -78,10 +78,11 @@ BITGATE_VARIANT("mmq_q8_0", wgmma_mutant("m_wgmma_chunk_order", cuda::mutants::W
                                          [](const Shape& s) -> std::string {
                                              return s["K"] >= 128 ? "" : "needs a full stage of chunks to reorder (K >= 128)";
                                          }));
-// Reads the weights before the producers have repacked them: timing decides the values, so runs
-// A and B usually differ (unwritten) but may agree on wrong bytes (value_mismatch).
-BITGATE_VARIANT("mmq_q8_0", wgmma_mutant("m_wgmma_no_ready_wait", cuda::mutants::WgmmaDefect::no_ready_wait,
-                                         "unwritten|value_mismatch", "wgmma: consumers skip the wait for the repacked weights",
+// The consumers read the weights while the producers repack them: timing decides the values, so
+// runs A and B usually differ (unwritten) but may agree on wrong bytes (value_mismatch). (A
+// consumer that skips its wait instead can run two phases ahead of a barrier and hang.)
+BITGATE_VARIANT("mmq_q8_0", wgmma_mutant("m_wgmma_ready_early", cuda::mutants::WgmmaDefect::ready_early,
+                                         "unwritten|value_mismatch", "wgmma: the producers signal the weights ready before repacking them",
                                          [](const Shape&) -> std::string { return ""; }));
 #endif
 BITGATE_VARIANT("mmq_q8_0", (VariantSpec{.name = "m_model_stage_order",

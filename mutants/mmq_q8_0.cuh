@@ -16,7 +16,7 @@ void mmq_q8_0_defective(MmqDefect defect, const uint8_t* qs, const uint32_t* sda
 
 // The Hopper variant `wgmma` with one defect, overlapped pipeline as the variant runs it. Defined
 // in kernels/sm90a/mutants/ (compiled for sm_90a) only where BITGATE_HAVE_SM90A is defined.
-enum class WgmmaDefect { chunk_order, no_ready_wait };
+enum class WgmmaDefect { chunk_order, ready_early };
 void mmq_q8_0_wgmma_defective(WgmmaDefect defect, const uint8_t* qs, const uint32_t* sda, const BlockQ8_0* w,
                               float* C, int64_t n, int64_t N, int64_t K, cudaStream_t stream);
 

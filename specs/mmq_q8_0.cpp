@@ -200,7 +200,7 @@ FamilySpec spec() {
                 tiling("t64x64", "64 tokens x 64 rows per CTA, 4 warps of 32x32", cuda::MmqTiling::t64x64),
                 VariantSpec{.name = "wgmma",
                             .summary = "sm_90a warpgroup MMA (wgmma m64n64k32 per 64-row half, epilogue overlapped), "
-                                       "128 tokens x 128 rows per CTA, bulk copies on mbarriers; device launcher only "
+                                       "128 tokens x 128 rows per CTA, copies on mbarriers; device launcher only "
                                        "where the sm_90a kernels are built",
                             .model = model, .claim = "mmq_q8_0", .launch = wgmma_launcher()},
             },

@@ -10,20 +10,28 @@
 // order, no split over K: the bytes of mma == t128x128 == t64x128 == t64x64.
 //
 // CTA: 128 tokens (two pad40 token blocks) x 128 weight rows, three warpgroups.
-//   * Producer warpgroup. Its warp 0 puts each stage (4 chunks) in flight with cp.async.bulk on
-//     the stage's `landed` mbarrier (transaction bytes): per token block the stage's qs tiles
-//     (4 x 2048 contiguous bytes of the plane) and sda words (4 x 256), and per weight row the
-//     16-byte-aligned window around its 4 x 34 raw bytes. All 128 producer threads then repack
+//   * Producer warpgroup: the weights only. It puts each stage (4 chunks) in flight on the
+//     stage's `landed_w` mbarrier, each row's 16-byte-aligned window around its 4 x 34 raw bytes
+//     as 16-byte cp.async granules spread over its 128 threads, each thread's completion one
+//     arrival (cp.async.mbarrier.arrive.noinc); one bulk copy per row, issued by one warp,
+//     starved the pipeline (128 small copies a stage, docs/mmq_q8_0.md). The raw windows are its
+//     own: a slot is refilled as soon as the producers have repacked it, not when the consumers
+//     are done with the stage, so the weights run up to STAGES stages ahead. It then repacks
 //     the weights: the 32 qs bytes of each (row, chunk) into the 32-byte-swizzle K-major layout
 //     wgmma reads, and the f16 scale to f32 in fragment order; fence.proxy.async; arrive on the
-//     stage's `ready` mbarrier.
+//     stage's `ready` mbarrier, once the consumers have released the slot's previous stage
+//     (`freed`).
 //   * Two consumer warpgroups, one per token block: per chunk, accumulators := kMagicBits, one
 //     wgmma with A = the activation tile straight from the plane (see
 //     mmq_q8_0_wgmma_layout.hpp: the pad40 tile is a 32-byte-swizzle operand up to a token
-//     permutation) and B = the repacked weights, then the epilogue. A stage is released on its
-//     `free` mbarrier once its last wgmma has completed and its scales are read.
-// The bulk copies of the weights read whole 16-byte granules around each row's bytes: never
-// outside a granule that holds a weight byte, so never outside a mapped page.
+//     permutation) and B = the repacked weights, then the epilogue. A warpgroup's activation
+//     tiles are read by it alone, so it copies them itself: one thread puts the stage's qs tiles
+//     (4 x 2048 contiguous bytes of the plane) and sda words (4 x 256) in flight as two
+//     cp.async.bulk on its `landed_a` mbarrier (transaction bytes), and refills the slot once
+//     the warpgroup is done with it (a named barrier of its 128 threads). A stage's weights are
+//     released on `freed` once its last wgmma has completed and its scales are read.
+// The weights' copies read whole 16-byte granules around each row's bytes: never outside a
+// granule that holds a weight byte, so never outside a mapped page.
 #pragma once
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #error "the wgmma kernel is built for sm_90a only (wgmma, cp.async.bulk): see cmake/sm90a.cmake"
@@ -62,13 +70,15 @@ constexpr int A_SDA = A_QS + TB * KC * 2048;     // [TB][KC][64] sda words
 constexpr int B_CAN = A_SDA + TB * KC * 256;     // [KC][BN rows x 32 bytes], 32-byte swizzle
 constexpr int B_DW = B_CAN + KC * BN * 32;       // [KC][BN] f32 row scales, fragment order
 constexpr int RAW_PITCH = 176;                   // >= 15 + KC*34 rounded up to 16, and 16 mod 32
+constexpr int RAW_GRANULES = (15 + KC * 34 + 15) / 16;  // 16-byte granules of a row's window, at most
 constexpr int B_RAW = B_DW + KC * BN * 4;        // [BN][RAW_PITCH] raw weight windows
 constexpr int STAGE = (B_RAW + BN * RAW_PITCH + 1023) / 1024 * 1024;
-constexpr int BARRIERS = 3 * STAGES * 8;
+constexpr int BARRIERS = (3 + TB) * STAGES * 8;  // landed_w, ready, freed; landed_a per token block
 constexpr int SMEM = 1024 + STAGES * STAGE + BARRIERS;  // + room to align the base to 1024
 static_assert(B_CAN % 256 == 0 && A_QS % 256 == 0, "wgmma operand tiles start on 256-byte boundaries");
 static_assert(RAW_PITCH % 16 == 0 && RAW_PITCH >= ((15 + KC * 34 + 15) / 16) * 16 + 16,
               "a row window plus the repack's one-word over-read fits its pitch");
+static_assert(RAW_PITCH >= 16 * RAW_GRANULES, "a row's granules fit its pitch");
 static_assert(SMEM <= 227 * 1024, "fits the opt-in shared memory of sm_90");
 
 // serial: one accumulator set (m64n128k32 per chunk), each chunk's epilogue after its wgmma.
@@ -80,7 +90,7 @@ enum class Pipeline { serial, overlapped };
 enum class Defect {
     none,
     chunk_order,    // the chunks of a full stage in descending order: another float order
-    no_ready_wait,  // consumers read a stage without waiting for its weights to be repacked
+    ready_early,    // the producers signal a stage's weights ready before they repack them
 };
 
 struct Params {
@@ -138,6 +148,22 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
     } while (!done);
 }
 
+// Expects `bytes` more transaction bytes in the current phase, without arriving.
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+    asm volatile("mbarrier.expect_tx.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+// 16 bytes global -> shared, asynchronous (L2 only: the weights are read once per CTA).
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+}
+
+// One arrival on `bar` once every cp.async this thread issued before has landed; the arrival is
+// one of the count the barrier was initialized with (.noinc).
+__device__ __forceinline__ void cp_async_arrive(uint32_t bar) {
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+
 // Global -> shared bulk copy, completion counted in bytes on `bar`. 16-byte aligned addresses,
 // a multiple of 16 bytes.
 __device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
@@ -148,6 +174,11 @@ __device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, uint32_
 
 // Generic-proxy writes to shared memory made visible to the async proxy (wgmma operands).
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+// Named barrier `id` over `count` threads (a warpgroup: 128); id 0 is __syncthreads'.
+__device__ __forceinline__ void named_sync(uint32_t id, uint32_t count) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
 
 __device__ __forceinline__ void fence_mbarrier_init() {
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
@@ -220,8 +251,10 @@ __global__ void __launch_bounds__(THREADS, 1) mmq_q8_0_wgmma_kernel(const Params
     const uint32_t base = (raw0 + 1023u) & ~1023u;  // swizzle patterns repeat on aligned addresses
     uint8_t* const gbase = smem_raw + (base - raw0);
     const uint32_t bars = base + uint32_t(STAGES * STAGE);
-    // landed: the stage's bulk copies arrived; ready: its weights are repacked; free: consumed.
-    auto landed = [&](int slot) { return bars + 8u * uint32_t(slot); };
+    // landed_w: the stage's raw weights arrived; ready: they are repacked; freed: consumed;
+    // landed_a: token block tb's activation tiles arrived.
+    auto landed_w = [&](int slot) { return bars + 8u * uint32_t(slot); };
+    auto landed_a = [&](int tb, int slot) { return bars + 8u * uint32_t((3 + tb) * STAGES + slot); };
     auto ready = [&](int slot) { return bars + 8u * uint32_t(STAGES + slot); };
     auto freed = [&](int slot) { return bars + 8u * uint32_t(2 * STAGES + slot); };
 
@@ -246,9 +279,10 @@ __global__ void __launch_bounds__(THREADS, 1) mmq_q8_0_wgmma_kernel(const Params
 
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
-            mbar_init(landed(s), 1);
+            mbar_init(landed_w(s), 128);  // each producer thread's cp.async arrival
             mbar_init(ready(s), 128);
             mbar_init(freed(s), CONSUMERS);
+            for (int tb = 0; tb < TB; ++tb) mbar_init(landed_a(tb, s), 1);  // the copying thread's
         }
         fence_mbarrier_init();
     }
@@ -256,81 +290,107 @@ __global__ void __launch_bounds__(THREADS, 1) mmq_q8_0_wgmma_kernel(const Params
 
     if (wg == TB) {
         // ---------------- producer warpgroup ----------------
-        const int ptid = tid - CONSUMERS, pwarp = ptid / 32;
+        const int ptid = tid - CONSUMERS;
         const uintptr_t w_addr = reinterpret_cast<uintptr_t>(p.w);
-        // Byte address of the stage's first raw byte of weight row rr.
-        auto row_src = [&](int rr, int c0) {
-            return w_addr + (size_t(row0 + rr) * size_t(p.nchunk) + size_t(c0)) * 34u;
-        };
+        const size_t row_bytes = size_t(p.nchunk) * 34u;
+        // What this thread copies and repacks is the same at every stage, only K moves: so it is
+        // worked out once here, and a stage costs a few adds per granule and per item (the
+        // producer's instructions were half of the SM's issue slots when computed per stage).
+        //
+        // Copies: granule i = ptid + 128 m of the stage's BN x RAW_GRANULES, i.e. granule gi of
+        // row rr's window; consecutive threads on consecutive granules (coalesced).
+        constexpr int NG = BN * RAW_GRANULES / 128;
+        static_assert(BN * RAW_GRANULES % 128 == 0, "the granules split evenly over the producers");
+        uintptr_t g_row[NG];  // the row's first byte in global memory (chunk 0)
+        uint32_t g_gi[NG];    // 16 gi: the granule's offset from the window's rounded-down start
+        uint32_t g_dst[NG];   // the granule's offset in a stage
+        uint32_t g_skip = 0;  // bit m: row past N, no copy
+#pragma unroll
+        for (int m = 0; m < NG; ++m) {
+            const int i = ptid + 128 * m, rr = i / RAW_GRANULES, gi = i % RAW_GRANULES;
+            g_row[m] = w_addr + size_t(row0 + rr) * row_bytes;
+            g_gi[m] = uint32_t(16 * gi);
+            g_dst[m] = uint32_t(B_RAW + rr * RAW_PITCH + 16 * gi);
+            if (row0 + rr >= p.N) g_skip |= 1u << m;
+        }
+        // Repack items: half h of the 32 qs bytes of each chunk of rows ptid / 2 and ptid / 2 + 64.
+        const uint32_t h = uint32_t(ptid & 1);
+        uint32_t r_mis[2], r_raw[2], r_can[2], r_dw[2];
+        bool r_live[2];
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            const uint32_t rr = uint32_t(ptid / 2 + 64 * r);
+            r_live[r] = row0 + int(rr) < p.N;
+            r_mis[r] = uint32_t((w_addr + size_t(row0 + int(rr)) * row_bytes) & 15u);  // at chunk 0
+            r_raw[r] = uint32_t(B_RAW) + rr * uint32_t(RAW_PITCH);
+            r_can[r] = uint32_t(B_CAN) + wgmma_layout::sw32_at(rr, 16u * h);
+            r_dw[r] = uint32_t(B_DW) + 4u * wgmma_layout::dw_slot(rr);
+        }
 
-        // Warp 0: put stage s in flight.
+        // All producers: put stage s's weights in flight.
         auto issue = [&](int s) {
             const int slot = s % STAGES, c0 = s * KC, kcv = chunks_in(s);
             const uint32_t sb = base + uint32_t(slot * STAGE);
-            uint32_t mine = 0;
-            for (int rr = lane; rr < BN; rr += 32) {
-                if (row0 + rr >= p.N) continue;
-                const uintptr_t src = row_src(rr, c0);
-                mine += uint32_t(((src + uintptr_t(kcv) * 34u + 15u) & ~uintptr_t(15)) - (src & ~uintptr_t(15)));
+            // The weights: each row's window of 16-byte granules around its kcv blocks.
+            const uintptr_t adv = uintptr_t(c0) * 34u, len = uintptr_t(kcv) * 34u;
+#pragma unroll
+            for (int m = 0; m < NG; ++m) {
+                if (g_skip >> m & 1u) continue;
+                const uintptr_t src = g_row[m] + adv;  // the row's first byte of the stage
+                const uintptr_t lo = (src & ~uintptr_t(15)) + g_gi[m];
+                if (lo >= src + len) continue;  // past the row's last weight byte
+                cp_async16(sb + g_dst[m], reinterpret_cast<const void*>(lo));
             }
-            const int gtb = mt * TB + lane;
-            const bool a_copy = lane < TB && gtb < p.ntb;
-            if (a_copy) mine += uint32_t(kcv) * (2048u + 256u);
-            const uint32_t total = __reduce_add_sync(0xffffffffu, mine);
-            if (lane == 0) mbar_arrive_expect_tx(landed(slot), total);
-            __syncwarp();
-            for (int rr = lane; rr < BN; rr += 32) {
-                if (row0 + rr >= p.N) continue;
-                const uintptr_t src = row_src(rr, c0);
-                const uintptr_t lo = src & ~uintptr_t(15);
-                const uintptr_t hi = (src + uintptr_t(kcv) * 34u + 15u) & ~uintptr_t(15);
-                bulk_copy(sb + uint32_t(B_RAW + rr * RAW_PITCH), reinterpret_cast<const void*>(lo), uint32_t(hi - lo),
-                          landed(slot));
-            }
-            if (a_copy) {
-                const size_t tile = size_t(gtb) * size_t(p.nchunk) + size_t(c0);
-                bulk_copy(sb + uint32_t(A_QS + lane * KC * 2048), p.qs + tile * 2048u, uint32_t(kcv) * 2048u, landed(slot));
-                bulk_copy(sb + uint32_t(A_SDA + lane * KC * 256), p.sda + tile * 64u, uint32_t(kcv) * 256u, landed(slot));
-            }
+            cp_async_arrive(landed_w(slot));
         };
 
         // All producers: the weights of stage s into wgmma's layout, scales to f32.
         auto repack = [&](int s) {
-            const int slot = s % STAGES, c0 = s * KC, kcv = chunks_in(s);
-            uint8_t* const gb = gbase + slot * STAGE;
-            for (int i = ptid; i < BN * KC * 2; i += 128) {
-                const int j = i / (BN * 2), rr = (i / 2) % BN, h = i % 2;
-                if (j >= kcv || row0 + rr >= p.N) continue;
-                const uint32_t mis = uint32_t(row_src(rr, c0) & 15u);
-                const uint32_t blk = uint32_t(rr * RAW_PITCH) + mis + 34u * uint32_t(j);  // the block's d
-                const uint32_t off = blk + 2u + 16u * uint32_t(h);                        // 16 qs bytes
-                const uint32_t* wp = reinterpret_cast<const uint32_t*>(gb + B_RAW + (off & ~3u));
-                const uint32_t sh = (off & 3u) * 8u;  // 0 or 16: blocks are 2-byte aligned
-                const uint32_t w0 = wp[0], w1 = wp[1], w2 = wp[2], w3 = wp[3], w4 = wp[4];
-                const uint4 q = make_uint4(__funnelshift_r(w0, w1, sh), __funnelshift_r(w1, w2, sh),
-                                           __funnelshift_r(w2, w3, sh), __funnelshift_r(w3, w4, sh));
-                *reinterpret_cast<uint4*>(gb + B_CAN + j * BN * 32 + wgmma_layout::sw32_at(uint32_t(rr), 16u * uint32_t(h))) = q;
-                if (h == 0) {
-                    const float dw =
-                        __half2float(__ushort_as_half(*reinterpret_cast<const unsigned short*>(gb + B_RAW + blk)));
-                    *reinterpret_cast<float*>(gb + B_DW + (j * BN + int(wgmma_layout::dw_slot(uint32_t(rr)))) * 4) = dw;
+            const int slot = s % STAGES, kcv = chunks_in(s);
+            const uint32_t sb = uint32_t(slot * STAGE);
+            uint8_t* const gb = gbase;
+#pragma unroll
+            for (int j = 0; j < KC; ++j) {
+                if (j >= kcv) break;
+#pragma unroll
+                for (int r = 0; r < 2; ++r) {
+                    if (!r_live[r]) continue;
+                    const uint32_t mis = (r_mis[r] + uint32_t(s) * uint32_t(KC * 34)) & 15u;
+                    const uint32_t blk = sb + r_raw[r] + mis + 34u * uint32_t(j);  // the block's d
+                    const uint32_t off = blk + 2u + 16u * h;                         // 16 qs bytes
+                    const uint32_t* wp = reinterpret_cast<const uint32_t*>(gb + (off & ~3u));
+                    const uint32_t sh = (off & 3u) * 8u;  // 0 or 16: blocks are 2-byte aligned
+                    const uint32_t w0 = wp[0], w1 = wp[1], w2 = wp[2], w3 = wp[3], w4 = wp[4];
+                    const uint4 q = make_uint4(__funnelshift_r(w0, w1, sh), __funnelshift_r(w1, w2, sh),
+                                               __funnelshift_r(w2, w3, sh), __funnelshift_r(w3, w4, sh));
+                    *reinterpret_cast<uint4*>(gb + sb + r_can[r] + uint32_t(j * BN * 32)) = q;
+                    if (h == 0) {
+                        const float dw = __half2float(__ushort_as_half(*reinterpret_cast<const unsigned short*>(gb + blk)));
+                        *reinterpret_cast<float*>(gb + sb + r_dw[r] + uint32_t(j * BN * 4)) = dw;
+                    }
                 }
             }
         };
 
-        if (pwarp == 0)
-            for (int s = 0; s < STAGES && s < nk; ++s) issue(s);
+        for (int s = 0; s < STAGES && s < nk; ++s) issue(s);
         for (int s = 0; s < nk; ++s) {
             const int slot = s % STAGES;
-            mbar_wait(landed(slot), uint32_t(s / STAGES) & 1u);
-            repack(s);
-            fence_proxy_async();
-            mbar_arrive(ready(slot));
-            // Refill the slot of stage s - 1 once the consumers are done with it.
-            const int r = s - 1;
-            if (pwarp == 0 && r >= 0 && r + STAGES < nk) {
-                mbar_wait(freed(r % STAGES), uint32_t(r / STAGES) & 1u);
-                issue(r + STAGES);
+            mbar_wait(landed_w(slot), uint32_t(s / STAGES) & 1u);
+            // The slot's canonical weights are the consumers' until they release stage s - STAGES.
+            if (s >= STAGES) mbar_wait(freed(slot), uint32_t(s / STAGES - 1) & 1u);
+            if constexpr (D == Defect::ready_early) {
+                // Every barrier keeps its arrivals and their order (no phase can be missed, so the
+                // defect cannot hang); only the repack moves after the signal.
+                mbar_arrive(ready(slot));
+                repack(s);
+            } else {
+                repack(s);
+                fence_proxy_async();
+                mbar_arrive(ready(slot));
+            }
+            if (s + STAGES < nk) {
+                named_sync(1, 128);  // every producer is done reading the raw slot
+                issue(s + STAGES);
             }
         }
         return;
@@ -347,11 +407,34 @@ __global__ void __launch_bounds__(THREADS, 1) mmq_q8_0_wgmma_kernel(const Params
 #pragma unroll
     for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
 
+    // One thread of the warpgroup: stage s's activation tiles of this token block in flight.
+    auto issue_a = [&](int s) {
+        const int slot = s % STAGES, c0 = s * KC, kcv = chunks_in(s);
+        const uint32_t sb = base + uint32_t(slot * STAGE);
+        const size_t tile = size_t(mt * TB + wg) * size_t(p.nchunk) + size_t(c0);
+        mbar_arrive_expect_tx(landed_a(wg, slot), uint32_t(kcv) * (2048u + 256u));
+        bulk_copy(sb + uint32_t(A_QS + wg * KC * 2048), p.qs + tile * 2048u, uint32_t(kcv) * 2048u,
+                  landed_a(wg, slot));
+        bulk_copy(sb + uint32_t(A_SDA + wg * KC * 256), p.sda + tile * 64u, uint32_t(kcv) * 256u, landed_a(wg, slot));
+    };
+    const bool copier = tid % 128 == 0;
+    if (live && copier)
+        for (int s = 0; s < STAGES && s < nk; ++s) issue_a(s);
+
     auto wait_stage = [&](int s) {
         const uint32_t par = uint32_t(s / STAGES) & 1u;
-        mbar_wait(landed(s % STAGES), par);
-        if constexpr (D != Defect::no_ready_wait) mbar_wait(ready(s % STAGES), par);
+        if (live) mbar_wait(landed_a(wg, s % STAGES), par);
+        mbar_wait(ready(s % STAGES), par);
         __syncwarp();  // the warp converged again before the .aligned wgmma instructions
+    };
+    // Stage s is done (its last wgmma completed, its scales read): release its weights, and
+    // refill this token block's activation slot once all of the warpgroup is past it.
+    auto end_stage = [&](int s) {
+        mbar_arrive(freed(s % STAGES));
+        if (live && s + STAGES < nk) {
+            named_sync(2u + uint32_t(wg), 128);
+            if (copier) issue_a(s + STAGES);
+        }
     };
     // Descriptors of chunk q (global index: stage q / KC, chunk q % KC of it); B from weight row
     // `row` of the CTA's 128 (a multiple of 8: whole 256-byte row groups).
@@ -365,21 +448,31 @@ __global__ void __launch_bounds__(THREADS, 1) mmq_q8_0_wgmma_kernel(const Params
     };
     // The float epilogue of chunk q for accumulator columns [8 * I0, 8 * I0 + 4 * NR / 2) of the
     // CTA's rows, whose wgmma has completed: acc = fmaf(RN(sumi * da), dw, acc) per element.
-    auto epilogue = [&](auto& dd, int q, auto i0_tag) {
+    // da of this thread's two tokens in chunk q (then -kMagic * da, exact), read before the wait
+    // for the chunk's first wgmma so that their latency hides behind it. The second half reads
+    // them again: kept live across both halves they pushed the accumulators into local memory.
+    struct Scales {
+        float da[2];
+    };
+    auto scales_of = [&](int q) {
+        const uint8_t* const gb = gbase + ((q / KC) % STAGES) * STAGE;
+        const uint32_t* sda = reinterpret_cast<const uint32_t*>(gb + A_SDA) + (wg * KC + q % KC) * 64;
+        Scales sc;
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            sc.da[r] = __half2float(__ushort_as_half(pad40_sda_d(sda[tok[r]])));
+        }
+        return sc;
+    };
+    auto epilogue = [&](auto& dd, int q, auto i0_tag, const Scales sc) {
         constexpr int NR = int(sizeof(dd) / sizeof(dd[0]));  // accumulator registers: 4 per 8 columns
         constexpr int I0 = decltype(i0_tag)::value;
 #pragma unroll
         for (int e = 0; e < NR; ++e) fence_operand(dd[e]);
         const int slot = (q / KC) % STAGES, j = q % KC;
         const uint8_t* const gb = gbase + slot * STAGE;
-        // da of this thread's two tokens, and -kMagic * da (exact)
-        const uint32_t* sda = reinterpret_cast<const uint32_t*>(gb + A_SDA) + (wg * KC + j) * 64;
-        float da[2], nm[2];
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-            da[r] = __half2float(__ushort_as_half(pad40_sda_d(sda[tok[r]])));
-            nm[r] = mmq::neg_magic_times(da[r]);
-        }
+        const float da[2] = {sc.da[0], sc.da[1]};
+        const float nm[2] = {mmq::neg_magic_times(da[0]), mmq::neg_magic_times(da[1])};
         const float4* dwv = reinterpret_cast<const float4*>(gb + B_DW + j * BN * 4);
 #pragma unroll
         for (int pp = 0; pp < NR / 8; ++pp) {
@@ -401,7 +494,7 @@ __global__ void __launch_bounds__(THREADS, 1) mmq_q8_0_wgmma_kernel(const Params
     };
     // After the last epilogue of a stage's last chunk its slot may be refilled.
     auto release_after = [&](int q) {
-        if (q % KC == KC - 1 || q == p.nchunk - 1) mbar_arrive(freed((q / KC) % STAGES));
+        if (q % KC == KC - 1 || q == p.nchunk - 1) end_stage(q / KC);
     };
     using Cols0 = std::integral_constant<int, 0>;
     using Cols64 = std::integral_constant<int, BN / 16>;
@@ -410,7 +503,7 @@ __global__ void __launch_bounds__(THREADS, 1) mmq_q8_0_wgmma_kernel(const Params
         // Keep the barriers' phases: wait for each stage, release it.
         for (int s = 0; s < nk; ++s) {
             wait_stage(s);
-            mbar_arrive(freed(s % STAGES));
+            end_stage(s);
         }
         return;
     }
@@ -428,8 +521,9 @@ __global__ void __launch_bounds__(THREADS, 1) mmq_q8_0_wgmma_kernel(const Params
             wgmma_fence();
             wgmma_m64n128k32(d, a_desc_of(q), b_desc_of(q, 0));
             wgmma_commit();
+            const Scales sc = scales_of(q);
             wgmma_wait<0>();
-            epilogue(d, q, Cols0{});
+            epilogue(d, q, Cols0{}, sc);
             release_after(q);
         }
     } else {
@@ -463,29 +557,31 @@ __global__ void __launch_bounds__(THREADS, 1) mmq_q8_0_wgmma_kernel(const Params
 #pragma unroll
                 for (int j = 0; j < KC; ++j) {
                     issue(hi, q0 + at(j), BN / 2);
+                    const Scales sc = scales_of(q0 + at(j));
                     wgmma_wait<1>();  // lo of chunk j done; hi of chunk j may still run
-                    epilogue(lo, q0 + at(j), Cols0{});
+                    epilogue(lo, q0 + at(j), Cols0{}, sc);
                     if (j + 1 < KC) {
                         issue(lo, q0 + at(j + 1), 0);
                         wgmma_wait<1>();  // hi of chunk j done; lo of chunk j + 1 may still run
                     } else {
                         wgmma_wait<0>();
                     }
-                    epilogue(hi, q0 + at(j), Cols64{});
+                    epilogue(hi, q0 + at(j), Cols64{}, scales_of(q0 + at(j)));
                 }
             } else {  // the ragged last stage (K % 128 != 0, no real model): one half at a time
                 // (with the two halves in flight together ptxas injected a warpgroup.wait here)
 #pragma unroll 1
                 for (int j = 0; j < kcv; ++j) {
                     issue(lo, q0 + j, 0);
+                    const Scales sc = scales_of(q0 + j);
                     wgmma_wait<0>();
-                    epilogue(lo, q0 + j, Cols0{});
+                    epilogue(lo, q0 + j, Cols0{}, sc);
                     issue(hi, q0 + j, BN / 2);
                     wgmma_wait<0>();
-                    epilogue(hi, q0 + j, Cols64{});
+                    epilogue(hi, q0 + j, Cols64{}, sc);
                 }
             }
-            mbar_arrive(freed(s % STAGES));
+            end_stage(s);
         }
     }
 

@@ -12,7 +12,7 @@ void mmq_q8_0_wgmma_defective(WgmmaDefect defect, const uint8_t* qs, const uint3
     using namespace mmq_wgmma;
     switch (defect) {
         case WgmmaDefect::chunk_order: launch<Pipeline::overlapped, Defect::chunk_order>(qs, sda, w, C, n, N, K, stream); break;
-        case WgmmaDefect::no_ready_wait: launch<Pipeline::overlapped, Defect::no_ready_wait>(qs, sda, w, C, n, N, K, stream); break;
+        case WgmmaDefect::ready_early: launch<Pipeline::overlapped, Defect::ready_early>(qs, sda, w, C, n, N, K, stream); break;
     }
 }
 
