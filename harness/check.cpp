@@ -270,7 +270,11 @@ std::vector<Result> CheckSession::check_group(const CaseGroup& g, const GoldenFi
             } else {
                 if (in_c.empty()) in_c = make_inputs(f, g.shape, reuse_seed(g.seed), g.profile);
                 const std::vector<Bytes> expected_c = run_model(f, *v, g.shape, in_c, false).out;
-                DeviceOutcome out = run_device(DeviceCase{&f, v, g.shape, &in, &m.out, &in_c, &expected_c});
+                DeviceOutcome out;
+                {
+                    const auto watch = watchdog_.watch(case_id(g, *v) + " (device)");
+                    out = run_device(DeviceCase{&f, v, g.shape, &in, &m.out, &in_c, &expected_c});
+                }
                 r.verdict = out.verdict;
                 r.diffs = std::move(out.diffs);
                 if (!v->claim.empty() && !v->mutant && !out.out_a.empty()) {

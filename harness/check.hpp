@@ -11,6 +11,7 @@
 #include "golden.hpp"
 #include "host_run.hpp"
 #include "verdict.hpp"
+#include "watchdog.hpp"
 
 namespace bitgate {
 
@@ -26,6 +27,7 @@ struct CheckOptions {
     bool mutants = false;               // run the mutant variants (only) and expect their classes
     int shard_index = 0, shard_count = 1;
     std::string root;                   // holds shapes/ and golden/
+    double case_timeout_s = 300;        // a device case still running after this stops the run (exit_hang); 0: never
 };
 
 using ResultSink = std::function<void(const Result&)>;
@@ -67,6 +69,7 @@ private:
     void hold_to_golden(Result& h, const CaseGroup& g, const VariantSpec& v, const Digests& d, const GoldenFile& golden) const;
 
     CheckOptions o_;
+    Watchdog watchdog_{o_.case_timeout_s};  // around each device case
     std::set<std::string> covered_;  // variant, shape and profile whose coverage the model has shown
     std::map<std::string, std::pair<std::string, Digests>> first_device_;  // case+claim -> variant, digests
 };

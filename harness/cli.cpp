@@ -15,6 +15,20 @@ std::vector<std::string> g_command_line;  // set once per cli_main, read by repo
 
 const std::vector<std::string>& command_line() { return g_command_line; }
 
+void add_case_timeout(CLI::App* verb, double& seconds) {
+    verb->add_option("--case-timeout", seconds,
+                     "seconds a device case may run before the run stops as hung (exit 5); 0: never (default 300)");
+}
+
+double checked_case_timeout(double seconds) {
+    if (!(seconds >= 0) || seconds > 1e9) {  // NaN fails the first test
+        char text[32];
+        std::snprintf(text, sizeof text, "%g", seconds);
+        throw BadInput(std::string("--case-timeout: ") + text + " is not a number of seconds from 0 (never) to 1e9");
+    }
+    return seconds;
+}
+
 int cli_main(int argc, char** argv) {
     g_command_line.assign(argv, argv + argc);
     CLI::App app{"bitgate: bit-identity gate for quantized LLM-inference kernels"};

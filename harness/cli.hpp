@@ -10,6 +10,12 @@ int cli_main(int argc, char** argv);
 // The arguments of this invocation (for reports); empty outside cli_main.
 const std::vector<std::string>& command_line();
 
+// --case-timeout SECONDS on the verbs that run device cases (check, prop): a device case still
+// running after that many seconds stops the run with exit 5 (harness/watchdog.hpp); 0: never.
+void add_case_timeout(CLI::App* verb, double& seconds);
+// The value, or BadInput when it is negative or not a number.
+double checked_case_timeout(double seconds);
+
 // Verb groups. Each adds a subcommand whose callback sets `rc` (0 held, 1 failed); bad input is
 // thrown as BadInput, a missing GPU as NoGpu.
 void add_check_verbs(CLI::App& app, int& rc);   // check, golden, list

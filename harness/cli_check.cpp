@@ -29,6 +29,7 @@ struct CommonOpts {
     std::vector<std::string> families, variants, catalogs, filter;
     std::string seeds, shard, json, junit, root, gpus;
     int workers = -1;  // absent
+    double case_timeout = 300;
     bool host_only = false, device = false, mutants = false;
     bool require_golden = false, allow_empty = false, quiet = false, failures_only = false, dry_run = false;
 };
@@ -62,6 +63,7 @@ CheckOptions to_check_options(const CommonOpts& c) {
     CheckOptions o{.families = c.families, .variants = c.variants, .catalogs = c.catalogs, .require_golden = c.require_golden,
                    .filter = c.filter, .mutants = c.mutants, .root = c.root};
     if (!c.seeds.empty()) o.seeds = parse_seeds(c.seeds, "--seeds");
+    o.case_timeout_s = checked_case_timeout(c.case_timeout);
     validate_selection(o);  // unknown family, variant, catalog or a bad regex: exit 2 before any work
     parse_shard(c, o);
     // Report files are opened before the run: a path that cannot be written is found now, not
@@ -364,6 +366,7 @@ void add_check_verbs(CLI::App& app, int& rc) {
     add_filters(check, *check_o);
     check->add_flag("--host-only", check_o->host_only, "never use a GPU");
     check->add_flag("--device", check_o->device, "require a GPU and run every device diff (exit 3 without one)");
+    add_case_timeout(check, check_o->case_timeout);
     check->add_flag("--mutants", check_o->mutants, "run only the mutant variants (where linked) and expect each to be caught with its class");
     check->callback([&rc, check_o] { rc = do_check(*check_o); });
 

@@ -31,6 +31,7 @@ struct PropOpts {
     bool device = false, host_only = false, append = false, verbose = false;
     std::string root, gpus;
     int workers = -1;  // absent
+    double case_timeout = 300;
 };
 
 rc::Gen<int64_t> dim_gen(const Dim& d) {
@@ -42,7 +43,7 @@ rc::Gen<int64_t> dim_gen(const Dim& d) {
 }
 
 int prop_family(const FamilySpec& f, const PropOpts& p, bool device, size_t& shapes, std::vector<Result>& failures) {
-    CheckSession session(CheckOptions{.variants = p.variants, .device = device, .golden = false});
+    CheckSession session(CheckOptions{.variants = p.variants, .device = device, .golden = false, .case_timeout_s = p.case_timeout});
     std::string last_line;
     std::vector<Result> last_fail;
     size_t runs = 0;
@@ -162,6 +163,7 @@ int do_prop(PropOpts& p) {
     if (p.device && !missing.empty()) throw NoGpu(missing);
     const bool device = !p.host_only && missing.empty();
     if (p.count == 0 || p.count > 1000000) throw BadInput("--count must be between 1 and 1000000");
+    p.case_timeout = checked_case_timeout(p.case_timeout);
     // A variant that names nothing would make every generated case a discard: bad input, now.
     validate_selection(CheckOptions{.families = p.families, .variants = p.variants});
     if (p.seed == 0) p.seed = static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) % 1000000007ull;
@@ -199,6 +201,7 @@ void add_prop_verb(CLI::App& app, int& rc) {
     c->add_option("--count", p.count, "generated cases per family (default 100)");
     c->add_option("--seed", p.seed, "RapidCheck seed (printed; default from the clock)");
     c->add_flag("--device", p.device, "require a GPU and diff every generated case on it");
+    add_case_timeout(c, p.case_timeout);
     c->add_flag("--host-only", p.host_only, "host models only (coverage and claims)");
     c->add_flag("--append", p.append, "append a shrunk counterexample to shapes/regressions.shapes");
     c->add_flag("--verbose", p.verbose, "print every case");

@@ -13,6 +13,7 @@ enum Exit : int {
     exit_bad_input = 2, // usage or a bad input file
     exit_no_gpu = 3,    // a GPU was required and none is present
     exit_internal = 4,  // a bug in bitgate
+    exit_hang = 5,      // a device case did not finish within its limit (the watchdog stopped the run)
 };
 
 // Bad input: the message is one line naming the file (and line) and what is wrong.

@@ -54,6 +54,11 @@ grep -q '"failed": 0' "$tmp/r.json" && grep -q '<testsuites name="bitgate check"
     || { echo "FAIL: json/junit reports"; fails=$((fails + 1)); }
 
 expect 2 'expected I/N' -- "$bg" check --host-only --shard 3/2
+# The watchdog's limit: a negative or non-numeric one is bad input; 0 (never) and a number run.
+expect 2 "--case-timeout: -1 is not a number of seconds" -- "$bg" check --host-only --family quantize_q8_0 --case-timeout -1
+expect 2 "case-timeout" -- "$bg" check --host-only --family quantize_q8_0 --case-timeout soon
+expect 2 "--case-timeout: -5 is not a number of seconds" -- "$bg" prop --host-only --family quantize_q8_0 --count 1 --case-timeout -5
+expect 0 '0 failed' -- "$bg" check --host-only --family quantize_q8_0 --catalog boundaries --case-timeout 0
 expect 0 '0 failed' -- "$bg" check --host-only --family quantize_q8_0 --shard 1/3
 expect 2 '' -- "$bg" check --no-such-flag
 
