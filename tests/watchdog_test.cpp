@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <string>
 #include <thread>
 
 #include "errors.hpp"
@@ -26,41 +27,32 @@ protected:
     void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
 };
 
+// In the death test's child: `times` watches named "<what> <i>" under one dog of `limit_s`, each
+// held for `each`, then `after` with nothing watched, then exit 0 if the dog has not fired.
+[[noreturn]] void watch_then_exit(double limit_s, const std::string& what, std::chrono::milliseconds each, int times,
+                                  std::chrono::milliseconds after) {
+    Watchdog dog(limit_s);
+    for (int i = 0; i < times; ++i) {
+        const auto watch = dog.watch(what + " " + std::to_string(i));
+        std::this_thread::sleep_for(each);
+    }
+    std::this_thread::sleep_for(after);
+    std::exit(0);
+}
+
 TEST_F(WatchdogTest, EndsTheProcessNamingTheCaseWithExitHang) {
-    EXPECT_EXIT(
-        {
-            Watchdog dog(0.2);
-            const auto watch = dog.watch("mmq_q8_0/wgmma n=1 N=8 K=32 seed=1 profile=uniform (device)");
-            std::this_thread::sleep_for(30s);
-            std::exit(0);
-        },
-        ::testing::ExitedWithCode(exit_hang),
-        "mmq_q8_0/wgmma n=1 N=8 K=32 seed=1 profile=uniform \\(device\\) did not finish within 0.2 s");
+    EXPECT_EXIT(watch_then_exit(0.2, "mmq_q8_0/wgmma n=1 N=8 K=32 (device)", 30s, 1, 0ms),
+                ::testing::ExitedWithCode(exit_hang), "mmq_q8_0/wgmma n=1 N=8 K=32 \\(device\\) 0 did not finish within 0.2 s");
 }
 
 TEST_F(WatchdogTest, WorkThatEndsInTimeIsLeftAlone) {
-    EXPECT_EXIT(
-        {
-            Watchdog dog(0.3);
-            for (int i = 0; i < 4; ++i) {  // 0.8 s in all: each watch has its own 0.3 s
-                const auto watch = dog.watch("case " + std::to_string(i));
-                std::this_thread::sleep_for(200ms);
-            }
-            std::this_thread::sleep_for(500ms);  // disarmed: the limit passes with nothing watched
-            std::exit(0);
-        },
-        ::testing::ExitedWithCode(0), "");
+    // 0.8 s of watched work in all, each watch within its own 0.3 s; then the limit passes with
+    // nothing watched.
+    EXPECT_EXIT(watch_then_exit(0.3, "case", 200ms, 4, 500ms), ::testing::ExitedWithCode(0), "");
 }
 
 TEST_F(WatchdogTest, ZeroMeansNever) {
-    EXPECT_EXIT(
-        {
-            Watchdog dog(0);
-            const auto watch = dog.watch("slow case");
-            std::this_thread::sleep_for(300ms);
-            std::exit(0);
-        },
-        ::testing::ExitedWithCode(0), "");
+    EXPECT_EXIT(watch_then_exit(0, "slow case", 300ms, 1, 0ms), ::testing::ExitedWithCode(0), "");
 }
 
 TEST(WatchdogMessage, OneLineWithTheCaseTheLimitAndTheExitCode) {
