@@ -26,6 +26,8 @@ __global__ void rms_norm_f32_kernel(const float4* __restrict__ x, const float4* 
 // Barrier. Phase 2: all 256 threads walk the block's 8 rows (contiguous in memory) as one flat
 // range of 4-value words, normalize, write y and quantize into the planes. Rows past n (the
 // 64-padded tail) get zeros in both planes and no y. The grid covers the padded token count.
+// A thread's (row, word) moves by 256 words a step: one division before the loop, then adds
+// (a 64-bit division and remainder per word made the kernel as slow as the unfused pair).
 __global__ void rms_norm_quant_f32_t_kernel(const float4* __restrict__ x, const float4* __restrict__ w,
                                             float4* __restrict__ y, int64_t n, int64_t d,
                                             uint8_t* __restrict__ qs, uint32_t* __restrict__ sda) {
@@ -40,16 +42,17 @@ __global__ void rms_norm_quant_f32_t_kernel(const float4* __restrict__ x, const 
     __syncthreads();
 
     const int64_t words = kRmsRowsPerBlock * groups;  // a multiple of 64: whole 8-lane groups
+    int64_t r = threadIdx.x / groups, g = threadIdx.x % groups;  // word i = r * groups + g
     for (int64_t base = 0; base < words; base += kRmsThreads) {  // uniform trip count: shuffles stay full
-        const int64_t i = base + threadIdx.x;
-        const bool in = i < words;
-        const int64_t r = in ? i / groups : 0, g = in ? i % groups : 0, row = row0 + r;
+        const bool in = base + threadIdx.x < words;
+        const int64_t row = row0 + r;
         float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         if (in && row < n) {
             v = rms_apply(x[row * groups + g], s_scale[r], w[g]);
             y[row * groups + g] = v;
         }
         pad40_quantize_store(v, row, g / kPad40Words, nchunk, in, qs, sda);
+        for (g += kRmsThreads; g >= groups; g -= groups) ++r;  // i += 256 (once for d >= 1024)
     }
 }
 
