@@ -7,10 +7,21 @@ namespace bitgate::cuda {
 constexpr float kRmsEps = 1e-6f;  // refimpl/rms_norm.hpp says the same
 constexpr int kRmsRowsPerBlock = 8;  // one warp per row
 constexpr int kRmsThreads = kRmsRowsPerBlock * 32;
+// The fused kernel for rows that fit in registers: 4 rows (warps) a block, so that n = 512 fills
+// the card (128 blocks); 64 padded tokens are 16 whole blocks.
+constexpr int kRmsRegRows = 4;
+constexpr int kRmsRegWordsMax = 32;  // float4 words a lane holds: d <= 4096
+static_assert(64 % kRmsRegRows == 0);
+
+// The xor tree 16, 8, 4, 2, 1 over a warp's partial sums (a + b == b + a exactly, so both partners
+// of a pair agree and every lane ends with the same bits).
+__device__ __forceinline__ float rms_warp_total(float acc) {
+    for (int off = 16; off > 0; off >>= 1) acc = acc + __shfl_xor_sync(0xffffffffu, acc, off);
+    return acc;
+}
 
 // Sum of squares of one row by one warp, every lane ending with the same bits: lane l adds the
-// float4 groups l, l+32, ... (x, y, z, w in order, acc = acc + v*v), then the xor tree
-// 16, 8, 4, 2, 1 (a + b == b + a exactly, so both partners of a pair agree).
+// float4 groups l, l+32, ... (x, y, z, w in order, acc = acc + v*v), then rms_warp_total.
 __device__ __forceinline__ float rms_row_sumsq(const float4* __restrict__ xr, int64_t groups, int lane) {
     float acc = 0.0f;
     for (int64_t g = lane; g < groups; g += 32) {
@@ -20,8 +31,7 @@ __device__ __forceinline__ float rms_row_sumsq(const float4* __restrict__ xr, in
         acc = acc + v.z * v.z;
         acc = acc + v.w * v.w;
     }
-    for (int off = 16; off > 0; off >>= 1) acc = acc + __shfl_xor_sync(0xffffffffu, acc, off);
-    return acc;
+    return rms_warp_total(acc);
 }
 
 // IEEE division and square root (-prec-div=true -prec-sqrt=true): never the approximate reciprocal square root.

@@ -116,7 +116,7 @@ TEST(RmsNormDevice, KernelsEqualModels) {
     }
 }
 
-// The fused kernel's barrier, proven needed: compute-sanitizer's racecheck must report a
+// The flat fused kernel's barrier (rows longer than 4096), proven needed: compute-sanitizer's racecheck must report a
 // shared-memory hazard on the fused kernel without its barrier (phase 2 reads a row's scale before
 // its warp wrote it) and none on the real kernel, the control that shows the hazard comes from the
 // removed barrier. The test runs this binary again under the sanitizer, one probe at a time; the
@@ -157,7 +157,9 @@ std::pair<int, std::string> racecheck_probe(const std::string& sanitizer, const 
 TEST(RmsNormRaceProbe, Launch) {
     if (!std::getenv("BITGATE_RACE_PROBE")) GTEST_SKIP() << "a probe of RmsNormRaceDevice, started by it";
     BITGATE_REQUIRE_GPU();
-    const int64_t n = 64, d = 3584;
+    // d > 4096: rows too long for registers go through the flat kernel, the one with the barrier
+    // (shorter rows take the barrier-free kernel, which racecheck then has nothing to check in).
+    const int64_t n = 64, d = 5120;
     const auto x = gen(size_t(n * d), uint64_t(d), "uniform", "x");
     const auto o = test::run_prefill(probe_kernel(), n, d, x, weights(d), 0xa5);
     EXPECT_EQ(o.error, "");
