@@ -7,11 +7,11 @@ namespace bitgate::cuda {
 constexpr float kRmsEps = 1e-6f;  // refimpl/rms_norm.hpp says the same
 constexpr int kRmsRowsPerBlock = 8;  // one warp per row
 constexpr int kRmsThreads = kRmsRowsPerBlock * 32;
-// The fused kernel for rows that fit in registers: 4 rows (warps) a block, so that n = 512 fills
-// the card (128 blocks); 64 padded tokens are 16 whole blocks.
-constexpr int kRmsRegRows = 4;
-constexpr int kRmsRegWordsMax = 32;  // float4 words a lane holds: d <= 4096
-static_assert(64 % kRmsRegRows == 0);
+// The fused kernel: 4 rows (warps) a block, so that n = 512 fills the card (128 blocks); 64 padded
+// tokens are 16 whole blocks. Each lane has 4 float4 words of its row in flight at a time.
+constexpr int kRmsQuantRows = 4;
+constexpr int kRmsWarpWords = 4;
+static_assert(64 % kRmsQuantRows == 0);
 
 // The xor tree 16, 8, 4, 2, 1 over a warp's partial sums (a + b == b + a exactly, so both partners
 // of a pair agree and every lane ends with the same bits).

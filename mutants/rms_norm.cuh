@@ -1,7 +1,4 @@
-// The fused rms_norm kernel with the barrier between its two phases removed: phase 2 reads a
-// row's scale from shared memory before the warp that computes it has written it. Run it under
-// compute-sanitizer --tool racecheck (tests/rms_norm_test.cpp, RmsNormRaceDevice): it must report a
-// shared-memory hazard. Not for the engine: whether the diff sees it depends on timing.
+// Defective fused rms_norm kernels, for the engine's mutants (mutants/rms_norm.cpp).
 #pragma once
 
 #include <cstdint>
@@ -23,8 +20,5 @@ void rms_norm_quant_f32_t_defective(RmsNormDefect defect, const float* x, const 
 
 }  // namespace mutants
 
-
-void rms_norm_quant_f32_t_no_barrier(const float* x, const float* w, float* y, int64_t n, int64_t d, uint8_t* qs,
-                                     uint32_t* sda, cudaStream_t stream);
 
 }  // namespace bitgate::cuda

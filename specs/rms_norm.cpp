@@ -48,9 +48,9 @@ FamilySpec spec() {
                   return 2;
               })},
              {.name = "fused",
-              .summary = "rms_norm_quant_f32_t: d <= 4096, one warp per row held in registers (4 rows a block, no "
-                         "barrier); longer rows: per-row scale by one warp, barrier, the block's 8 rows in one flat "
-                         "pass; grid covers the 64-padded tokens",
+              .summary = "rms_norm_quant_f32_t: one warp per row (4 rows a block, no shared memory): its scale, "
+                         "then the row normalized, written and quantized 4 words a lane at a time; grid covers the "
+                         "64-padded tokens",
               .model = [](const Shape& s, const HostIo& io) {
                   ref::rms_norm_quant_f32_t(io.input<float>("x"), io.input<float>("w"), io.output<float>("y"), s["n"],
                                             s["d"], io.output<uint8_t>("qs"), io.output<uint32_t>("sda"));

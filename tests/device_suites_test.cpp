@@ -42,7 +42,7 @@ Found scan(const fs::path& dir) {
             if (ends_with(line, "\\") || line.find("#define") != std::string::npos) continue;
             if (suite.empty() || counted || !std::regex_search(line, require)) continue;
             counted = true;
-            // A probe runs only when its device test starts it (RmsNormRaceProbe under racecheck).
+            // A probe suite runs only when a device test starts it (under a sanitizer, say).
             if (ends_with(suite, "Probe")) continue;
             ++f.device_tests;
             if (!ends_with(suite, "Device"))

@@ -46,9 +46,6 @@ PrefillOut run_prefill(PrefillKernel k, int64_t n, int64_t d, const std::vector<
         case PrefillKernel::rms_norm_quant:
             cuda::rms_norm_quant_f32_t(A, B, dy.as<float>(), n, d, dqs.as<uint8_t>(), dsda.as<uint32_t>(), 0);
             break;
-        case PrefillKernel::rms_norm_no_barrier:
-            cuda::rms_norm_quant_f32_t_no_barrier(A, B, dy.as<float>(), n, d, dqs.as<uint8_t>(), dsda.as<uint32_t>(), 0);
-            break;
         case PrefillKernel::swiglu_f32: cuda::swiglu_f32(A, B, dy.as<float>(), n, d, 0); break;
         case PrefillKernel::swiglu_quant:
             cuda::swiglu_quant_f32_t(A, B, dy.as<float>(), n, d, dqs.as<uint8_t>(), dsda.as<uint32_t>(), 0);

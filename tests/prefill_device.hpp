@@ -8,7 +8,7 @@
 
 namespace bitgate::test {
 
-enum class PrefillKernel { quantize, rms_norm_f32, rms_norm_quant, rms_norm_no_barrier, swiglu_f32, swiglu_quant };
+enum class PrefillKernel { quantize, rms_norm_f32, rms_norm_quant, swiglu_f32, swiglu_quant };
 
 struct PrefillOut {
     std::vector<float> y;        // the f32 output (empty for the quantizer)
