@@ -16,6 +16,13 @@
 #if !defined(BITGATE_CUDA_SIM)
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+
+#include "pdl.cuh"
+#else
+namespace bitgate::cuda {  // one block at a time on the CPU: nothing to overlap
+inline void wait_for_producer() {}
+inline void allow_dependents() {}
+}  // namespace bitgate::cuda
 #endif
 
 #include <cstdint>
@@ -90,8 +97,9 @@ inline size_t decode_smem_bytes(int D, int G) {
 //  - max per head: warp trees, then the two warps through shared memory; p = exp_det(s - m) to
 //    shared memory as rows [key][head].
 //  - p.v: thread t owns dims 2t, 2t + 1 of every head of the chunk (D / 2 threads); it reads the V
-//    rows itself (4 bytes per key, a warp reads 128 contiguous bytes; 8 keys in flight) and p as
-//    broadcast rows; one fma chain per (head, dim) in key order.
+//    rows itself (4 bytes per key, a warp reads 128 contiguous bytes; 16 keys in flight, the first
+//    16 loaded before the max and p barriers) and p as broadcast rows; one fma chain per (head,
+//    dim) in key order.
 //  - l: one thread per head sums p in key order (the last warp, after its share of p.v).
 // One split's (acc, m, l) per head goes to part, or for a single split out = acc / l.
 template <int D, int HC, Bug B>
@@ -110,6 +118,7 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
     const int t = threadIdx.x, lane = t % 32, warp = t / 32;
     const int kvh = blockIdx.y, c = blockIdx.x;
     const int64_t j0 = int64_t(c) * kSplit;
+    allow_dependents();  // the combine may be scheduled now; it waits for this grid before reading part
     const int64_t limit = B == Bug::read_past_L ? ctx : L;  // the defect reads the poison after L
     const int nk = int(min(int64_t(kSplit), limit - j0));
     // Keys past nk read row nk - 1 (in bounds, discarded) so that the loads need no branch.
@@ -166,6 +175,15 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
                 }
             }
         }
+        // The first kVAhead keys of V, loaded before the max and p barriers so that their latency
+        // hides behind them (a full split only; the last one loads its clamped rows below).
+        constexpr int kVAhead = 16;
+        const bool full = nk == kSplit;
+        uint32_t nv[kVAhead];
+        if (t < PAIRS && full) {
+            BITGATE_UNROLL
+            for (int e = 0; e < kVAhead; ++e) nv[e] = __ldg(vw + e * PAIRS);
+        }
         const bool va = t < nk, vb = t + 64 < nk;
         BITGATE_UNROLL
         for (int g = 0; g < HC; ++g) {
@@ -204,22 +222,20 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
                     acc[g][1] = fmaf(p[g], v1, acc[g][1]);
                 }
             };
-            uint32_t nv[8], cv[8];
-            if (nk == kSplit) {  // every split but a cache's last: 8 keys in flight, no guards
+            uint32_t cv[kVAhead];
+            if (full) {  // every split but a cache's last: kVAhead keys in flight, no guards
                 const uint32_t* vp = vw;
-                BITGATE_UNROLL
-                for (int e = 0; e < 8; ++e) nv[e] = __ldg(vp + e * PAIRS);
                 BITGATE_NO_UNROLL
-                for (int j = 0; j < kSplit - 8; j += 8) {
-                    vp += 8 * PAIRS;
+                for (int j = 0; j < kSplit - kVAhead; j += kVAhead) {
+                    vp += kVAhead * PAIRS;
                     BITGATE_UNROLL
-                    for (int e = 0; e < 8; ++e) cv[e] = nv[e], nv[e] = __ldg(vp + e * PAIRS);
+                    for (int e = 0; e < kVAhead; ++e) cv[e] = nv[e], nv[e] = __ldg(vp + e * PAIRS);
                     BITGATE_UNROLL
-                    for (int e = 0; e < 8; ++e) step(cv[e], j + e);
+                    for (int e = 0; e < kVAhead; ++e) step(cv[e], j + e);
                 }
                 BITGATE_UNROLL
-                for (int e = 0; e < 8; ++e) step(nv[e], kSplit - 8 + e);
-            } else {  // the last split: loads clamped to its last key, keys past nk skipped
+                for (int e = 0; e < kVAhead; ++e) step(nv[e], kSplit - kVAhead + e);
+            } else {  // the last split: 8 keys in flight, loads clamped to its last key, keys past nk skipped
                 auto vload = [&](int j) { return __ldg(vw + int64_t(min(j, nk - 1)) * PAIRS); };
                 BITGATE_UNROLL
                 for (int e = 0; e < 8; ++e) nv[e] = vload(e);
@@ -347,6 +363,7 @@ __global__ void __launch_bounds__(kPipeThreads)
     const int t = threadIdx.x, lane = t % 32, warp = t / 32;
     const int kvh = blockIdx.y;
     const int c0 = blockIdx.x * per_block, c1 = min(c0 + per_block, n_split);
+    allow_dependents();  // as in decode_split_kernel
     const int64_t limit = B == Bug::read_past_L ? ctx : L;  // the defect reads the poison after L
     const int hc = min(HC, G);
 
@@ -484,7 +501,8 @@ __global__ void __launch_bounds__(kPipeThreads)
 }
 
 // The fold of a head's splits in position order, for dims [32 blockIdx.y, +32) of head
-// blockIdx.x. Splits come in chunks of 256: their m, l and acc go to shared memory (many loads in
+// blockIdx.x. Launched as dependent (kernels/pdl.cuh), so its launch overlaps the split kernel's
+// last blocks. Splits come in chunks of 256: their m, l and acc go to shared memory (many loads in
 // flight), the prefix max gives each split its M' and M, so both exp_det weights of every split
 // are computed in parallel; 32 threads then run the fold, one fma per split and dim.
 template <int D, Bug B>
@@ -493,6 +511,8 @@ __global__ void __launch_bounds__(kCombineThreads)
     __shared__ float s_scan[kCombineThreads], s_l[kCombineThreads], s_wa[kCombineThreads], s_wb[kCombineThreads];
     __shared__ float4 s_acc[kCombineThreads][kCombineDims / 4];
     const int t = threadIdx.x, h = blockIdx.x, d0 = blockIdx.y * kCombineDims;
+    wait_for_producer();  // launched as dependent of the split kernel: part is complete after this
+    allow_dependents();
     const float* ph = part + int64_t(h) * n_split * (D + kPartPad);
     const int last = B == Bug::skip_last_split ? n_split - 1 : n_split;
     float M = 0.0f, A = 0.0f, Ls = 0.0f;
