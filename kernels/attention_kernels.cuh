@@ -504,9 +504,7 @@ __global__ void __launch_bounds__(kPipeThreads)
 // blockIdx.x. Launched as dependent (kernels/pdl.cuh), so its launch overlaps the split kernel's
 // last blocks. Splits come in chunks of 256: their m, l and acc go to shared memory (many loads in
 // flight), the prefix max gives each split its M' and M, so both exp_det weights of every split
-// and the products l * b and acc * b are computed in parallel; 32 threads then run the fold, one
-// fma per split and dim on the chain (it ran at 7 us for 256 splits when each step also read b
-// and formed the products: bench/RESULTS.md).
+// are computed in parallel; 32 threads then run the fold, one fma per split and dim.
 template <int D, Bug B>
 __global__ void __launch_bounds__(kCombineThreads)
     decode_combine_kernel(const float* __restrict__ part, int n_split, float* __restrict__ out) {
@@ -532,6 +530,12 @@ __global__ void __launch_bounds__(kCombineThreads)
             const int i = t + k * kCombineThreads, r = i / R, w = i % R;
             if (r < nc) a[k] = reinterpret_cast<const float4*>(ph + int64_t(base + r) * (D + kPartPad) + d0)[w];
         }
+        BITGATE_UNROLL
+        for (int k = 0; k < R; ++k) {
+            const int i = t + k * kCombineThreads;
+            if (i / R < nc) s_acc[i / R][i % R] = a[k];
+        }
+        s_l[t] = l;
         s_scan[t] = (t == 0 && base > 0) ? max_of(M, m) : m;
         __syncthreads();
         for (int off = 1; off < kCombineThreads; off <<= 1) {  // inclusive prefix max
@@ -540,59 +544,39 @@ __global__ void __launch_bounds__(kCombineThreads)
             s_scan[t] = max_of(s_scan[t], y);
             __syncthreads();
         }
-        // The head's split 0 starts the state: its l and acc enter as they are; every other split
-        // enters as l * b and acc * b, the fold's products (one rounding each), formed here by all
-        // threads at once so that the fold's chain is only its fmas.
-        const bool first = base == 0;
         if (t < nc) {
             const float Mn = s_scan[t], Mo = t == 0 ? M : s_scan[t - 1];
-            const float wb = exp_det(m - Mn);
             s_wa[t] = exp_det(Mo - Mn);
-            s_wb[t] = wb;
-            s_l[t] = first && t == 0 ? l : l * wb;
-        }
-        __syncthreads();
-        BITGATE_UNROLL
-        for (int k = 0; k < R; ++k) {
-            const int i = t + k * kCombineThreads, r = i / R;
-            if (r < nc) {
-                const float b = s_wb[r];
-                float4 v = a[k];
-                if (!(first && r == 0)) v = make_float4(v.x * b, v.y * b, v.z * b, v.w * b);
-                s_acc[r][i % R] = v;
-            }
+            s_wb[t] = exp_det(m - Mn);
         }
         __syncthreads();
         if (t < kCombineDims) {
-            const float* xb = reinterpret_cast<const float*>(&s_acc[0][0]);
+            const float* acc = reinterpret_cast<const float*>(&s_acc[0][0]);
             int i = 0;
-            if (first) {
-                A = xb[t];
+            if (base == 0) {  // split 0 starts the state
+                A = acc[t];
                 Ls = s_l[0];
                 i = 1;
             }
-            // Only the fmas on A and Ls are chains: the next 8 splits' reads are issued before
-            // the current 8's fmas.
-            float nwa[8], nx[8], nl[8];
-            const auto read8 = [&](int i0) {
-                BITGATE_UNROLL
-                for (int e = 0; e < 8; ++e) nwa[e] = s_wa[i0 + e], nx[e] = xb[(i0 + e) * kCombineDims + t], nl[e] = s_l[i0 + e];
-            };
-            if (i + 8 <= nc) read8(i);
+            // Only the fma on A (and on Ls) is a chain; the loads and products of 8 splits are
+            // issued ahead of it.
             for (; i + 8 <= nc; i += 8) {
-                float wa[8], x[8], lb[8];
-                BITGATE_UNROLL
-                for (int e = 0; e < 8; ++e) wa[e] = nwa[e], x[e] = nx[e], lb[e] = nl[e];
-                if (i + 16 <= nc) read8(i + 8);
+                float wa[8], xb[8], lb[8];
                 BITGATE_UNROLL
                 for (int e = 0; e < 8; ++e) {
-                    A = fmaf(A, wa[e], x[e]);
+                    wa[e] = s_wa[i + e];
+                    xb[e] = acc[(i + e) * kCombineDims + t] * s_wb[i + e];
+                    lb[e] = s_l[i + e] * s_wb[i + e];
+                }
+                BITGATE_UNROLL
+                for (int e = 0; e < 8; ++e) {
+                    A = fmaf(A, wa[e], xb[e]);
                     Ls = fmaf(Ls, wa[e], lb[e]);
                 }
             }
             for (; i < nc; ++i) {
-                A = fmaf(A, s_wa[i], xb[i * kCombineDims + t]);
-                Ls = fmaf(Ls, s_wa[i], s_l[i]);
+                A = fmaf(A, s_wa[i], acc[i * kCombineDims + t] * s_wb[i]);
+                Ls = fmaf(Ls, s_wa[i], s_l[i] * s_wb[i]);
             }
         }
         M = s_scan[nc - 1];
