@@ -26,9 +26,9 @@ __global__ void rms_norm_f32_kernel(const float4* __restrict__ x, const float4* 
 // rms_row_sumsq (the first read of the row), then the row again (L1/L2) in steps of 32 * kRmsWarpWords
 // float4 words, all of a step's loads issued before its first word is quantized (lane l: words
 // l, l + 32, ...; 8-lane groups stay whole since d / 4 is a multiple of 8). Rows past n (the
-// 64-padded tail) quantize zeros into both planes and write no y. Measured on the H200 beside
-// the kernel it replaced (8 rows a 256-thread block sharing a barrier, one flat pass over the
-// block's words): 61.2 -> 50.1 us at n = 3325, d = 3584, back to back (bench/RESULTS.md).
+// 64-padded tail) quantize zeros into both planes and write no y. It replaced 8 rows a
+// 256-thread block sharing a barrier and one flat pass over the block's words: 59.5 -> 49.1 us
+// back to back at n = 3325, d = 3584 on the H200 (bench/RESULTS.md, 2026-12-02).
 __global__ void __launch_bounds__(kRmsQuantRows * 32)
     rms_norm_quant_f32_t_kernel(const float4* __restrict__ x, const float4* __restrict__ w, float4* __restrict__ y,
                                 int64_t n, int64_t d, uint8_t* __restrict__ qs, uint32_t* __restrict__ sda) {

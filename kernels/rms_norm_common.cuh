@@ -8,7 +8,7 @@ constexpr float kRmsEps = 1e-6f;  // refimpl/rms_norm.hpp says the same
 constexpr int kRmsRowsPerBlock = 8;  // one warp per row
 constexpr int kRmsThreads = kRmsRowsPerBlock * 32;
 // The fused kernel: 4 rows (warps) a block, so that n = 512 fills the card (128 blocks); 64 padded
-// tokens are 16 whole blocks. Each lane has 4 float4 words of its row in flight at a time.
+// tokens are 16 whole blocks. Each lane has 4 float4 words of its row in flight at a time in the second pass.
 constexpr int kRmsQuantRows = 4;
 constexpr int kRmsWarpWords = 4;
 static_assert(64 % kRmsQuantRows == 0);
@@ -21,15 +21,29 @@ __device__ __forceinline__ float rms_warp_total(float acc) {
 }
 
 // Sum of squares of one row by one warp, every lane ending with the same bits: lane l adds the
-// float4 groups l, l+32, ... (x, y, z, w in order, acc = acc + v*v), then rms_warp_total.
+// float4 groups l, l+32, ... (x, y, z, w in order, acc = acc + v*v), then rms_warp_total. The
+// loads come in batches of kRmsSumBatch words a lane, all issued before the batch's first add: a
+// load per add left one row's latency per word on the path (at n = 512 a warp per row is 4 warps
+// an SM, too few to hide it).
+constexpr int kRmsSumBatch = 8;
 __device__ __forceinline__ float rms_row_sumsq(const float4* __restrict__ xr, int64_t groups, int lane) {
     float acc = 0.0f;
-    for (int64_t g = lane; g < groups; g += 32) {
-        const float4 v = xr[g];
-        acc = acc + v.x * v.x;
-        acc = acc + v.y * v.y;
-        acc = acc + v.z * v.z;
-        acc = acc + v.w * v.w;
+    for (int64_t g0 = 0; g0 < groups; g0 += 32 * kRmsSumBatch) {
+        float4 v[kRmsSumBatch];
+#pragma unroll
+        for (int b = 0; b < kRmsSumBatch; ++b) {
+            const int64_t g = g0 + 32 * b + lane;
+            if (g < groups) v[b] = xr[g];
+        }
+#pragma unroll
+        for (int b = 0; b < kRmsSumBatch; ++b) {
+            if (g0 + 32 * b + lane < groups) {
+                acc = acc + v[b].x * v[b].x;
+                acc = acc + v[b].y * v[b].y;
+                acc = acc + v[b].z * v[b].z;
+                acc = acc + v[b].w * v[b].w;
+            }
+        }
     }
     return rms_warp_total(acc);
 }
