@@ -126,11 +126,25 @@ void launch_v1(const BlockQ8_0* w, const BlockQ8_0* xq, float* y, int64_t n, int
 // its peak), so the dispatch spends shared memory on warps: 8 rows a block and 2 stages of W
 // blocks (3 where a row is one round), 16 to 24 warps an SM, were the fastest of the
 // combinations measured on the H200 at the catalog's shapes, up to 20% faster than 5 stages and
-// 4 rows (bench/RESULTS.md, 2026-12-01, night).
+// 4 rows (bench/RESULTS.md, 2026-12-01, night). A second sweep (2026-12-02, same method) moved
+// two rules, see v2_rows and v2_early_stages.
 constexpr int kActWords = 9;
 constexpr int kActBatch = 4;
-constexpr int kMaxRowsPerBlock = 8;  // the kernel's launch bounds: the most rows_per_block gives
-static_assert(proj_q8_0_rows_per_block(int64_t(1) << 30) == kMaxRowsPerBlock, "launch bounds and rows a block");
+constexpr int kMaxRowsPerBlock = 16;  // the kernel's launch bounds: the most v2_rows gives
+
+// Rows (warps) a CUDA block, by shape (scheduling only: a row's order is the same in any block).
+// 8, since the activation is staged once per block: with a row a block, n = 896 staged 5 MB of
+// activation beside 4.6 MB of weights (896 x 4864: 4.29 -> 3.04 us back to back with 8 rows,
+// 512 x 3584: 2.92 -> 2.32, 96 x 7168: 3.74 -> 2.96). 16 for n >= 1024 and rows of 448 to 1024
+// blocks (k = 14336 .. 32768): the activation is then 16 KB or more a block and one 16-row block
+// an SM keeps as many warps as two of 8 (4096 x 14336: 18.24 -> 17.06 us, 3584 x 18944: 20.62 ->
+// 20.08); shorter rows measured slower with 16 (12288 x 7168: 24.88 -> 25.74).
+constexpr int v2_rows(int64_t n, int64_t bpr) { return n >= 1024 && bpr >= 448 && bpr <= 1024 ? 16 : 8; }
+
+// Weight stages issued before the block stages the activation: all of them once n >= 1024; one
+// below, where a call is a few microseconds and the activation's L2 reads queued behind every
+// warp's first copies (issuing none first was slower still: 512 x 3584 3.05 us against 2.32).
+constexpr int v2_early_stages(int64_t n, int stages) { return n >= 1024 ? stages : stages > 0 ? 1 : 0; }
 
 constexpr int v2_stages(int64_t bpr) { return bpr <= 128 ? 3 : 2; }
 
@@ -145,9 +159,13 @@ constexpr size_t v2_smem_bytes(int64_t bpr, int nw, int stages, int rows) {
 }
 
 // 8 rows a block fit sm_90's 227 KiB of shared memory a block at the specs' longest rows
-// (k = 131072: 147 KB of activation and 68 KB of stages), so no shape needs fewer.
-static_assert(v2_smem_bytes(131072 / 32, 4, v2_stages(131072 / 32), kMaxRowsPerBlock) <= 227 * 1024,
+// (k = 131072: 147 KB of activation and 68 KB of stages), so no shape needs fewer; 16 rows fit
+// at the longest rows that take them (k = 32768: 37 KB and 140 KB).
+static_assert(v2_smem_bytes(131072 / 32, 4, v2_stages(131072 / 32), 8) <= 227 * 1024,
               "8 rows a block must fit at k = 131072");
+static_assert(v2_rows(1024, 1025) == 8 && v2_rows(1024, 1024) == 16 &&
+                  v2_smem_bytes(1024, 4, v2_stages(1024), 16) <= 227 * 1024,
+              "16 rows a block must fit at the longest rows that take them");
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
 
@@ -213,7 +231,7 @@ struct Cursor {
     }
 };
 
-template <int NW, int S, class Defect>
+template <int NW, int S, class Defect, int EARLY = S>  // EARLY: v2_early_stages
 __global__ void __launch_bounds__(kMaxRowsPerBlock * 32) proj_v2_kernel(Mats m, const BlockQ8_0* __restrict__ xq, int64_t n, int bpr) {
     constexpr int W = NW * 32;
     constexpr int SB = stage_bytes(NW);
@@ -252,7 +270,7 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32) proj_v2_kernel(Mats m, 
         if (lane == 0) {
             for (int s = 0; s < S; ++s) mbar_init(bars + s);
             mbar_init_fence();
-            for (int s = 0; s < S; ++s) issue();  // in flight while the activation loads
+            for (int s = 0; s < EARLY; ++s) issue();  // in flight while the activation loads
         }
     }
 
@@ -289,6 +307,10 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32) proj_v2_kernel(Mats m, 
         }
     }
     __syncthreads();  // the only block-wide barrier (it also publishes the mbarrier inits)
+    if constexpr (kStaged && EARLY < S) {
+        if (lane == 0)
+            for (int s = EARLY; s < S; ++s) issue();  // the stages left: every slot has one copy in flight
+    }
 
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // +0.0f: see proj_q8_0_order.hpp
     if constexpr (kStaged) {
@@ -361,8 +383,9 @@ int blocks_per_sm(Kernel kernel, int threads, size_t smem) {
 
 template <int NW, int S, class Defect>
 void launch_v2_as(const Mats& m, const BlockQ8_0* xq, int64_t n, int64_t bpr, cudaStream_t stream) {
-    auto kernel = proj_v2_kernel<NW, S, Defect>;
-    const int rows = proj_q8_0_rows_per_block(n);
+    static_assert(S == 0 || v2_early_stages(1, S) == 1, "the early stages below 1024 rows");
+    auto kernel = v2_early_stages(n, S) == S ? proj_v2_kernel<NW, S, Defect> : proj_v2_kernel<NW, S, Defect, 1>;
+    const int rows = v2_rows(n, bpr);
     const size_t smem = v2_smem_bytes(bpr, NW, S, rows);
     const int64_t blocks = (n * m.count + rows - 1) / rows;
     const int64_t resident = int64_t(blocks_per_sm(kernel, rows * 32, smem)) * device_sm_count();

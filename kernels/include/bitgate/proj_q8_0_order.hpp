@@ -32,8 +32,4 @@ inline constexpr int proj_q8_0_v1_width = 128;
 // Warp xor-shuffle offsets, in the order every lane applies them.
 inline constexpr int proj_q8_0_tree[5] = {16, 8, 4, 2, 1};
 
-// v2 and fused4 put eight rows in a CUDA block once there are enough rows to fill the machine
-// (scheduling only: a row's order is the same in any block).
-BITGATE_HD constexpr int proj_q8_0_rows_per_block(int64_t n) { return n >= 1024 ? 8 : 1; }
-
 }  // namespace bitgate
