@@ -22,23 +22,30 @@ __global__ void rms_norm_f32_kernel(const float4* __restrict__ x, const float4* 
     for (int64_t g = lane; g < groups; g += 32) y[row * groups + g] = rms_apply(xr[g], scale, w[g]);
 }
 
-// One warp per row, 4 rows a block, no shared memory and no barrier: the warp's own scale from
-// rms_row_sumsq (the first read of the row), then the row again (L1/L2) in steps of 32 * kRmsWarpWords
-// float4 words, all of a step's loads issued before its first word is quantized (lane l: words
-// l, l + 32, ...; 8-lane groups stay whole since d / 4 is a multiple of 8). Rows past n (the
-// 64-padded tail) quantize zeros into both planes and write no y. It replaced 8 rows a
-// 256-thread block sharing a barrier and one flat pass over the block's words: 59.5 -> 49.1 us
-// back to back at n = 3325, d = 3584 on the H200 (bench/RESULTS.md, 2026-12-02).
-__global__ void __launch_bounds__(kRmsQuantRows * 32)
+// P warps per row (P = rms_quant_parts(n)), a block of 4 warps, no shared memory and no barrier:
+// each of a row's warps computes the row's scale from rms_row_sumsq (the same instructions on the
+// same words: the same bits in every warp), then normalizes, writes and quantizes every P-th step
+// of 32 * kRmsWarpWords float4 words, all of a step's loads issued before its first word is
+// quantized (lane l: words l, l + 32, ... of the step; 8-lane groups stay whole since d / 4 is a
+// multiple of 8). Rows past n (the 64-padded tail) quantize zeros into both planes and write no y.
+// One warp a row replaced 8 rows a 256-thread block sharing a barrier and one flat pass over the
+// block's words: 59.5 -> 49.1 us back to back at n = 3325, d = 3584 on the H200; at n = 512 that
+// is 4 warps an SM, too few to hide a row's latencies (22.9 us against the unfused pair's 20.9:
+// bench/RESULTS.md, 2026-12-02), hence 4 warps a row there, the first pass read four times (from
+// L1 after the first).
+template <int P>
+__global__ void __launch_bounds__(kRmsQuantWarps * 32)
     rms_norm_quant_f32_t_kernel(const float4* __restrict__ x, const float4* __restrict__ w, float4* __restrict__ y,
                                 int64_t n, int64_t d, uint8_t* __restrict__ qs, uint32_t* __restrict__ sda) {
-    const int lane = threadIdx.x % 32;
-    const int64_t row = int64_t(blockIdx.x) * kRmsQuantRows + threadIdx.x / 32;  // < pad40_tokens(n): the grid
+    static_assert(kRmsQuantWarps % P == 0);
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, part = warp % P;
+    const int64_t row = int64_t(blockIdx.x) * (kRmsQuantWarps / P) + warp / P;  // < pad40_tokens(n): the grid
     const int64_t groups = d / 4, nchunk = d / kPad40Chunk;
     const bool real = row < n;
     const float4* xr = x + row * groups;
     const float scale = real ? rms_scale(rms_row_sumsq(xr, groups, lane), d) : 0.0f;
-    for (int64_t g0 = 0; g0 < groups; g0 += 32 * kRmsWarpWords) {
+    constexpr int kStep = 32 * kRmsWarpWords;
+    for (int64_t g0 = int64_t(part) * kStep; g0 < groups; g0 += int64_t(P) * kStep) {
         float4 v[kRmsWarpWords];
 #pragma unroll
         for (int b = 0; b < kRmsWarpWords; ++b) {
@@ -56,6 +63,15 @@ __global__ void __launch_bounds__(kRmsQuantRows * 32)
     }
 }
 
+template <int P>
+void launch_quant(const float* x, const float* w, float* y, int64_t n, int64_t d, uint8_t* qs, uint32_t* sda,
+                  cudaStream_t stream) {
+    const unsigned blocks = unsigned(pad40_tokens(n) / (kRmsQuantWarps / P));
+    rms_norm_quant_f32_t_kernel<P><<<blocks, kRmsQuantWarps * 32, 0, stream>>>(
+        reinterpret_cast<const float4*>(x), reinterpret_cast<const float4*>(w), reinterpret_cast<float4*>(y), n,
+        d, qs, sda);
+}
+
 }  // namespace
 
 void rms_norm_f32(const float* x, const float* w, float* y, int64_t n, int64_t d, cudaStream_t stream) {
@@ -67,10 +83,8 @@ void rms_norm_f32(const float* x, const float* w, float* y, int64_t n, int64_t d
 
 void rms_norm_quant_f32_t(const float* x, const float* w, float* y, int64_t n, int64_t d, uint8_t* qs,
                           uint32_t* sda, cudaStream_t stream) {
-    const unsigned blocks = unsigned(pad40_tokens(n) / kRmsQuantRows);
-    rms_norm_quant_f32_t_kernel<<<blocks, kRmsQuantRows * 32, 0, stream>>>(
-        reinterpret_cast<const float4*>(x), reinterpret_cast<const float4*>(w), reinterpret_cast<float4*>(y), n,
-        d, qs, sda);
+    if (rms_quant_parts(n) == 4) return launch_quant<4>(x, w, y, n, d, qs, sda, stream);
+    launch_quant<1>(x, w, y, n, d, qs, sda, stream);
 }
 
 }  // namespace bitgate::cuda

@@ -7,11 +7,13 @@ namespace bitgate::cuda {
 constexpr float kRmsEps = 1e-6f;  // refimpl/rms_norm.hpp says the same
 constexpr int kRmsRowsPerBlock = 8;  // one warp per row
 constexpr int kRmsThreads = kRmsRowsPerBlock * 32;
-// The fused kernel: 4 rows (warps) a block, so that n = 512 fills the card (128 blocks); 64 padded
-// tokens are 16 whole blocks. Each lane has 4 float4 words of its row in flight at a time in the second pass.
-constexpr int kRmsQuantRows = 4;
+// The fused kernel: blocks of 4 warps, a row to every warp, or to 4 warps below 1,024 tokens
+// (scheduling only: every warp of a row computes the same bits). 64 padded tokens are whole
+// blocks either way. Each lane has 4 float4 words of its row in flight at a time in the second pass.
+constexpr int kRmsQuantWarps = 4;
 constexpr int kRmsWarpWords = 4;
-static_assert(64 % kRmsQuantRows == 0);
+constexpr int rms_quant_parts(int64_t n) { return n < 1024 ? 4 : 1; }
+static_assert(64 % kRmsQuantWarps == 0);
 
 // The xor tree 16, 8, 4, 2, 1 over a warp's partial sums (a + b == b + a exactly, so both partners
 // of a pair agree and every lane ends with the same bits).

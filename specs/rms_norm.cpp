@@ -17,7 +17,7 @@ FamilySpec spec() {
     return FamilySpec{
         .name = "rms_norm",
         .summary = "RMS norm of [n][d] f32 rows (eps 1e-6), and its twin that also writes the quantize_pad40_t planes",
-        .dims = {{.name = "n", .lo = 1, .hi = 700, .edges = {1, 2, 63, 64, 65, 127, 128, 129, 300},
+        .dims = {{.name = "n", .lo = 1, .hi = 1100, .edges = {1, 2, 63, 64, 65, 127, 128, 129, 300, 1023, 1024},
                   .doc = "tokens (rows); the planes are padded to a multiple of 64"},
                  {.name = "d", .lo = 256, .hi = 5120, .multiple = 256, .edges = {256, 3584, 5120},
                   .doc = "model width, a multiple of 32 (property shapes: of 256)"}},
@@ -48,9 +48,9 @@ FamilySpec spec() {
                   return 2;
               })},
              {.name = "fused",
-              .summary = "rms_norm_quant_f32_t: one warp per row (4 rows a block, no shared memory): its scale, "
-                         "then the row normalized, written and quantized 4 words a lane at a time; grid covers the "
-                         "64-padded tokens",
+              .summary = "rms_norm_quant_f32_t: one warp per row (4 warps a row below 1,024 tokens, each with the "
+                         "row's scale), no shared memory: the scale, then the row normalized, written and quantized "
+                         "4 words a lane at a time; grid covers the 64-padded tokens",
               .model = [](const Shape& s, const HostIo& io) {
                   ref::rms_norm_quant_f32_t(io.input<float>("x"), io.input<float>("w"), io.output<float>("y"), s["n"],
                                             s["d"], io.output<uint8_t>("qs"), io.output<uint32_t>("sda"));
