@@ -6,7 +6,9 @@
 // serial loops. The group's 8 words land in one aligned 32-byte sector of the tile
 // (bitgate/pad40.hpp), so every store is a full sector.
 #pragma once
+#if !defined(BITGATE_CUDA_SIM)
 #include <cuda_fp16.h>
+#endif
 
 #include <cstdint>
 

@@ -1,5 +1,5 @@
-// A CPU emulation of the few CUDA features the attention kernels use, so that their source
-// (kernels/attention_kernels.cuh) runs on a machine without a GPU: one OS thread per CUDA thread,
+// A CPU emulation of the few CUDA features the attention and rms_norm kernels use, so that their
+// source (kernels/attention_kernels.cuh, kernels/rms_norm_kernels.cuh) runs on a machine without a GPU: one OS thread per CUDA thread,
 // blocks one after another, __syncthreads and warp shuffles as std::barrier waits. It checks the
 // kernels' indexing, masking, barriers and order against the host model; it cannot show what only
 // the device does (its arithmetic is the host's IEEE arithmetic, proven equal for exp_det and the
@@ -41,7 +41,9 @@ template <class T> inline T __ldg(const T* p) {
     return v;
 }
 inline uint16_t __ushort_as_half(uint16_t x) { return x; }
+inline uint16_t __half_as_ushort(uint16_t x) { return x; }
 inline float __half2float(uint16_t x) { return f16_to_f32(x); }
+inline uint16_t __float2half_rn(float x) { return f32_to_f16_rn(x); }
 
 struct Block {
     std::barrier<> all;
@@ -64,6 +66,13 @@ inline float __shfl_xor_sync(unsigned, float v, int off) {
     const float r = current->exchange[size_t(t ^ off)];
     current->warps[size_t(t / 32)]->arrive_and_wait();
     return r;
+}
+inline int __shfl_xor_sync(unsigned mask, int v, int off) {  // an int travels as its bits
+    float f;
+    std::memcpy(&f, &v, 4);
+    f = __shfl_xor_sync(mask, f, off);
+    std::memcpy(&v, &f, 4);
+    return v;
 }
 
 // kernel() over the grid (gx, gy), `threads` threads per block; shared memory starts poisoned.

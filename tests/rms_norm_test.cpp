@@ -13,23 +13,14 @@
 #include "prefill_device.hpp"
 #include "quantize_pad40_t.hpp"
 #include "rms_norm.hpp"
+#include "rms_norm_inputs.hpp"
 
 using namespace bitgate;
 
 namespace {
 
-std::vector<float> gen(size_t count, uint64_t row, const char* profile, const char* tensor) {
-    std::vector<float> v(count);
-    inputs::fill_f32({reinterpret_cast<uint8_t*>(v.data()), v.size() * 4},
-                     GenRequest{.seed = 5, .profile = profile, .tensor = tensor}, row);
-    return v;
-}
-
-std::vector<float> weights(int64_t d) {
-    std::vector<float> w(static_cast<size_t>(d));
-    for (int64_t i = 0; i < d; ++i) w[size_t(i)] = 0.75f + float(i % 7) * 0.125f;
-    return w;
-}
+const auto gen = test::rms_gen;
+const auto weights = test::rms_weights;
 
 struct Out {
     std::vector<float> y;

@@ -1,0 +1,133 @@
+// The rms_norm kernels' own source (kernels/rms_norm_kernels.cuh), run on the CPU under
+// tests/cuda_sim.hpp, against the host models byte for byte: both launch shapes of the fused
+// kernel (4 warps a row below 1,024 tokens, one from there), rows shorter than a warp's step,
+// a last step of one 8-lane group, the 64-padded tail, poisoned outputs. This is the host-side
+// check of the kernels' indexing and order; the device check is `bitgate check --device`.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "bitgate/pad40.hpp"
+#include "cuda_sim.hpp"
+#include "quantize_pad40_t.hpp"
+#include "rms_norm.hpp"
+#include "rms_norm_inputs.hpp"
+
+namespace bitgate::cuda_sim {
+using namespace bitgate::cuda::sim;
+}
+#define cuda cuda_sim  // the kernels land in bitgate::cuda_sim: no symbol shared with the CUDA build
+#include "../kernels/rms_norm_kernels.cuh"  // its #pragma unroll is nvcc's (CMakeLists.txt: -Wno-unknown-pragmas)
+#undef cuda
+
+using namespace bitgate;
+namespace k = bitgate::cuda_sim;
+
+namespace {
+
+std::vector<float> gen(int64_t n, int64_t d, const char* profile) {
+    return test::rms_gen(size_t(n * d), uint64_t(d), profile, "x");
+}
+
+const auto weights = test::rms_weights;
+
+struct Out {
+    std::vector<float> y;
+    std::vector<uint8_t> qs;
+    std::vector<uint32_t> sda;
+};
+
+Out poisoned(int64_t n, int64_t d) {
+    Out o{std::vector<float>(size_t(n * d)), std::vector<uint8_t>(pad40_qs_bytes(n, d), 0xa5),
+          std::vector<uint32_t>(pad40_sda_bytes(n, d) / 4)};
+    std::memset(o.y.data(), 0xa5, o.y.size() * 4);
+    std::memset(o.sda.data(), 0xa5, o.sda.size() * 4);
+    return o;
+}
+
+const k::float4* f4(const std::vector<float>& v) { return reinterpret_cast<const k::float4*>(v.data()); }
+
+// The launcher's choice (kernels/rms_norm.cu), run on the CPU.
+Out fused_kernel(const std::vector<float>& x, const std::vector<float>& w, int64_t n, int64_t d) {
+    Out o = poisoned(n, d);
+    auto* y = reinterpret_cast<k::float4*>(o.y.data());
+    const int P = k::rms_quant_parts(n);
+    const int blocks = int(pad40_tokens(n) / (k::kRmsQuantWarps / P));
+    k::launch(blocks, 1, k::kRmsQuantWarps * 32, 0, [&] {
+        if (P == 4) k::rms::rms_norm_quant_f32_t_kernel<4>(f4(x), f4(w), y, n, d, o.qs.data(), o.sda.data());
+        else k::rms::rms_norm_quant_f32_t_kernel<1>(f4(x), f4(w), y, n, d, o.qs.data(), o.sda.data());
+    });
+    return o;
+}
+
+Out model(const std::vector<float>& x, const std::vector<float>& w, int64_t n, int64_t d) {
+    Out o = poisoned(n, d);
+    ref::rms_norm_quant_f32_t(x.data(), w.data(), o.y.data(), n, d, o.qs.data(), o.sda.data());
+    return o;
+}
+
+bool same(const Out& a, const Out& b) {
+    return std::memcmp(a.y.data(), b.y.data(), a.y.size() * 4) == 0 && a.qs == b.qs && a.sda == b.sda;
+}
+
+// The kernel's own pieces (row sum, scale, apply, quantize-store) one warp a row, the scale
+// optionally one ulp up: a defect the comparison must see.
+Out pieces(const std::vector<float>& x, const std::vector<float>& w, int64_t n, int64_t d, bool ulp_up) {
+    Out o = poisoned(n, d);
+    k::launch(int(pad40_tokens(n)), 1, 32, 0, [&] {
+        const int lane = int(k::threadIdx.x) % 32;
+        const int64_t row = k::blockIdx.x, groups = d / 4, nchunk = d / kPad40Chunk;
+        const bool real = row < n;
+        const k::float4* xr = f4(x) + row * groups;
+        float scale = real ? k::rms_scale(k::rms_row_sumsq(xr, groups, lane), d) : 0.0f;
+        if (real && ulp_up) scale = std::nextafter(scale, 2.0f);
+        for (int64_t g0 = 0; g0 < groups; g0 += 32) {
+            const int64_t g = g0 + lane;
+            const bool mine = g < groups;
+            const k::float4 v = real && mine ? k::rms_apply(xr[g], scale, f4(w)[g]) : k::make_float4(0, 0, 0, 0);
+            if (real && mine) reinterpret_cast<k::float4*>(o.y.data())[row * groups + g] = v;
+            k::pad40_quantize_store(v, row, (mine ? g : 0) / kPad40Words, nchunk, mine, o.qs.data(), o.sda.data());
+        }
+    });
+    return o;
+}
+
+}  // namespace
+
+TEST(RmsNormSim, FusedKernelEqualsModel) {
+    // (n, d): 4 warps a row (n < 1024) and one (n >= 1024); d = 32 (one 8-lane group), 96, 1056
+    // (a step and a group), 4128 (eight steps and a group); padded tails of 63, 1 and 0 rows.
+    for (const auto& [n, d] : {std::pair<int64_t, int64_t>{1, 32}, {65, 96}, {3, 1056}, {64, 4128}, {1023, 32},
+                               {1024, 96}, {1025, 160}}) {
+        for (const char* profile : {"normal", "outliers"}) {
+            const auto x = gen(n, d, profile);
+            const auto w = weights(d);
+            EXPECT_TRUE(same(fused_kernel(x, w, n, d), model(x, w, n, d))) << n << " x " << d << " " << profile;
+        }
+    }
+}
+
+TEST(RmsNormSim, UnfusedKernelEqualsModel) {
+    for (const auto& [n, d] : {std::pair<int64_t, int64_t>{1, 32}, {9, 96}, {17, 4128}}) {
+        const auto x = gen(n, d, "normal");
+        const auto w = weights(d);
+        std::vector<float> want(size_t(n * d)), got(size_t(n * d), -1.0f);
+        ref::rms_norm_f32(x.data(), w.data(), want.data(), n, d);
+        k::launch(int((n + k::kRmsRowsPerBlock - 1) / k::kRmsRowsPerBlock), 1, k::kRmsThreads, 0, [&] {
+            k::rms::rms_norm_f32_kernel(f4(x), f4(w), reinterpret_cast<k::float4*>(got.data()), n, d);
+        });
+        EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * 4), 0) << n << " x " << d;
+    }
+}
+
+// The check can fail: the same pieces give the model's bytes, and with the scale one ulp up they do not.
+TEST(RmsNormSim, AScaleOneUlpOffChangesTheBytes) {
+    const int64_t n = 5, d = 1056;
+    const auto x = gen(n, d, "normal");
+    const auto w = weights(d);
+    const Out want = model(x, w, n, d);
+    EXPECT_TRUE(same(pieces(x, w, n, d, false), want));
+    EXPECT_FALSE(same(pieces(x, w, n, d, true), want));
+}
