@@ -440,26 +440,54 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_CTAS) mmq_q8_0_kernel(const
     // Only real tokens and rows are stored.
     const int n_end = D == Defect::writes_padded_token ? p.n + 1 : p.n;
     const int col_end = D == Defect::writes_past_n ? (p.N + T::BN - 1) / T::BN * T::BN : p.N;
+    // The bias of this thread's columns, loaded once before any store (bias might alias C as far
+    // as the compiler knows, so loads between the stores would each wait for the stores before).
+    float bv[T::NT][2];
+    if (p.bias && D != Defect::add_first) {
 #pragma unroll
-    for (int mi = 0; mi < T::MT; ++mi)
+        for (int ni = 0; ni < T::NT; ++ni) {
+            const int col = row0 + wn * T::WN + ni * 8 + 2 * t;
+            bv[ni][0] = col < col_end ? p.bias[col] : 0.0f;
+            bv[ni][1] = col + 1 < col_end ? p.bias[col + 1] : 0.0f;
+        }
+    }
+#pragma unroll
+    for (int mi = 0; mi < T::MT; ++mi) {
+        // This m-tile's residual values, all loaded before its first store: res may be C itself,
+        // so a load may not move past an earlier store, and one load per store put an L2 round
+        // trip on every element (the fused residual epilogue measured 2-3 us behind the separate
+        // add). Each element is still read, then written, by the one thread that owns it.
+        float rv[2][T::NT][2];
+        if (p.res && D != Defect::add_first) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int tok = mt * T::BM + wm * T::WM + mi * 16 + h * 8 + g;
+                const float* rrow = p.res + size_t(tok) * size_t(p.N);
+#pragma unroll
+                for (int ni = 0; ni < T::NT; ++ni) {
+                    const int col = row0 + wn * T::WN + ni * 8 + 2 * t;
+                    rv[h][ni][0] = tok < n_end && col < col_end ? rrow[col] : 0.0f;
+                    rv[h][ni][1] = tok < n_end && col + 1 < col_end ? rrow[col + 1] : 0.0f;
+                }
+            }
+        }
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const int tok = mt * T::BM + wm * T::WM + mi * 16 + h * 8 + g;
             if (tok >= n_end) continue;
             float* crow = p.C + size_t(tok) * size_t(p.N);
-            const float* rrow = p.res ? p.res + size_t(tok) * size_t(p.N) : nullptr;
 #pragma unroll
             for (int ni = 0; ni < T::NT; ++ni) {
                 const int col = row0 + wn * T::WN + ni * 8 + 2 * t;
                 float v0 = acc[mi][ni][2 * h], v1 = acc[mi][ni][2 * h + 1];
                 if (D != Defect::add_first) {  // the epilogue: after the whole sum, one rounding each
                     if (p.bias) {
-                        if (col < col_end) v0 = __fadd_rn(v0, p.bias[col]);
-                        if (col + 1 < col_end) v1 = __fadd_rn(v1, p.bias[col + 1]);
+                        if (col < col_end) v0 = __fadd_rn(v0, bv[ni][0]);
+                        if (col + 1 < col_end) v1 = __fadd_rn(v1, bv[ni][1]);
                     }
-                    if (rrow) {
-                        if (col < col_end) v0 = __fadd_rn(v0, rrow[col]);
-                        if (col + 1 < col_end) v1 = __fadd_rn(v1, rrow[col + 1]);
+                    if (p.res) {
+                        if (col < col_end) v0 = __fadd_rn(v0, rv[h][ni][0]);
+                        if (col + 1 < col_end) v1 = __fadd_rn(v1, rv[h][ni][1]);
                     }
                 }
                 if (p.vec_store && col + 1 < col_end) {
@@ -470,6 +498,7 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_CTAS) mmq_q8_0_kernel(const
                 }
             }
         }
+    }
 }
 
 // ---- launch ---------------------------------------------------------------------------------
