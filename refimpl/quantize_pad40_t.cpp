@@ -9,11 +9,22 @@
 
 namespace bitgate::ref {
 
+namespace {
+
+float max_dropping_nan(float a, float b) {
+    if (std::isnan(a)) return b;
+    if (std::isnan(b)) return a;
+    return a < b ? b : a;
+}
+
+}  // namespace
+
 uint32_t pad40_quantize_chunk(const float* e, int8_t* q) {
-    // fmax drops a NaN operand, as the kernel's fmaxf tree does; starting from the first value
-    // (not from 0) makes a chunk of 32 NaNs give NaN, as that tree gives. Finite values: the maximum.
+    // The kernels' fmaxf (PTX max.f32) drops a NaN operand, quiet or signalling; starting from
+    // the first value (not from 0) makes a chunk of 32 NaNs give NaN, as their tree gives. Not
+    // std::fmax: glibc's returns a NaN when either operand is a signalling NaN.
     float am = std::fabs(e[0]);
-    for (int j = 1; j < kPad40Chunk; ++j) am = std::fmax(am, std::fabs(e[j]));
+    for (int j = 1; j < kPad40Chunk; ++j) am = max_dropping_nan(am, std::fabs(e[j]));
     const float d = am / 127.0f;
     const float di = d != 0.0f ? 1.0f / d : 0.0f;
     int32_t ssum = 0;

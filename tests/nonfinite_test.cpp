@@ -178,6 +178,18 @@ TEST(NonfinitePad40, NaNsAreDroppedFromTheMaximumUnlessAllAre) {
     w = ref::pad40_quantize_chunk(e.data(), q);
     EXPECT_EQ(pad40_sda_d(w), 0x7fff);
     EXPECT_EQ(pad40_sda_ssum(w), 0);
+    // Signalling NaNs are dropped the same way (the device's max.f32 does; glibc's fmax would
+    // return a NaN), with either sign: the nonfinite profile's payloads 0x7f800001, 0xff812345.
+    e.assign(32, 0.5f);
+    e[0] = f32_from_bits(0x7f800001u);
+    e[7] = f32_from_bits(0xff812345u);
+    e[31] = f32_from_bits(0x7fbfffffu);
+    e[9] = 1.0f;
+    w = ref::pad40_quantize_chunk(e.data(), q);
+    EXPECT_EQ(pad40_sda_d(w), f32_to_f16_rn(1.0f / 127.0f));
+    EXPECT_EQ(q[0], 0);
+    EXPECT_EQ(q[7], 0);
+    EXPECT_EQ(q[9], 127);
     // An infinity: d = inf, di = 0, every q is 0.
     e.assign(32, 0.5f);
     e[0] = kInf;
