@@ -8,7 +8,7 @@
 namespace bitgate::cuda {
 
 // One launch. d a multiple of 32; qs and sda sized pad40_qs_bytes / pad40_sda_bytes (n, d), every
-// byte written (tokens n .. 64-padded as zeros). qs 4-byte aligned, x 16-byte aligned.
+// byte written (tokens n .. 64-padded as zeros). qs and x 16-byte aligned.
 void quantize_pad40_t(const float* x, int64_t n, int64_t d, uint8_t* qs, uint32_t* sda, cudaStream_t stream);
 
 }  // namespace bitgate::cuda

@@ -167,3 +167,17 @@ TEST(QuantizePad40Device, KernelEqualsModel) {
         }
     }
 }
+
+#if defined(BITGATE_HAVE_CUDA)
+// tests/pad40_round_device.cu: how many of the 2^32 f32 inputs the kernels' one-instruction
+// rounding (cvt.rni.sat.s8.f32) maps differently from the model's pad40_round.
+uint64_t pad40_round_device_mismatches(uint64_t* first_bad);
+#endif
+
+TEST(QuantizePad40Device, SaturatingConversionIsTheModelsRound) {
+    BITGATE_REQUIRE_GPU();
+#if defined(BITGATE_HAVE_CUDA)
+    uint64_t first = 0;
+    EXPECT_EQ(pad40_round_device_mismatches(&first), 0u) << "first at f32 bits 0x" << std::hex << first;
+#endif
+}
