@@ -149,8 +149,9 @@ case "\$1 \$2" in
 esac
 FAKE
 chmod +x "$tmp/fakebin/bitgate"; cp "$tmp/fakebin/bitgate" "$tmp/fakebin/bitgate-mutants"
-expect 0 '^gpus +2 \(GPUS=all' -- env STEPS="check big prop mutants" "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
-[[ $(grep -c -- '--gpus all' "$tmp/fakebin/args") -eq 4 ]] && grep -q '^check --device --gpus all --family toy --json' "$tmp/fakebin/args" \
+expect 0 '^gpus +2 \(GPUS=all' -- env STEPS="check big nonfinite prop mutants" "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
+[[ $(grep -c -- '--gpus all' "$tmp/fakebin/args") -eq 5 ]] && grep -q '^check --device --gpus all --family toy --json' "$tmp/fakebin/args" \
+    && grep -q '^check --device --gpus all --family toy --catalog nonfinite$' "$tmp/fakebin/args" \
     && grep -q '^prop --device --gpus all --family toy' "$tmp/fakebin/args" && ok || bad "ci/device steps without --gpus all: $(cat "$tmp/fakebin/args")"
 rm -f "$tmp/fakebin/args"
 expect 0 '^gpus +1 \(GPUS=1' -- env GPUS=1 STEPS="check mutants" "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
