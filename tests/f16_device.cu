@@ -3,10 +3,9 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
-#include <thread>
-#include <vector>
 
 #include "bitgate/f16.hpp"
+#include "exhaustive_device.hpp"
 
 namespace {
 
@@ -18,31 +17,7 @@ __global__ void convert_all(uint32_t base, uint16_t* out, uint32_t n) {
 }  // namespace
 
 uint64_t f16_device_mismatches(uint64_t* first_bad) {
-    const uint32_t chunk = 1u << 28;
-    uint16_t* d = nullptr;
-    if (cudaMalloc(&d, chunk * sizeof(uint16_t)) != cudaSuccess) return ~0ull;
-    std::vector<uint16_t> h(chunk);
-    uint64_t bad = 0;
-    *first_bad = 0;
-    for (uint64_t base = 0; base < (1ull << 32); base += chunk) {
-        convert_all<<<chunk / 256, 256>>>(uint32_t(base), d, chunk);
-        if (cudaMemcpy(h.data(), d, chunk * sizeof(uint16_t), cudaMemcpyDeviceToHost) != cudaSuccess) return ~0ull;
-        const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
-        std::vector<uint64_t> counts(nt, 0), firsts(nt, ~0ull);
-        std::vector<std::thread> ts;
-        for (unsigned t = 0; t < nt; ++t)
-            ts.emplace_back([&, t] {
-                for (uint64_t i = t; i < chunk; i += nt)
-                    if (bitgate::f32_to_f16_rn(bitgate::f32_from_bits(uint32_t(base + i))) != h[i]) {
-                        if (!counts[t]++) firsts[t] = base + i;
-                    }
-            });
-        for (auto& t : ts) t.join();
-        for (unsigned t = 0; t < nt; ++t) {
-            if (counts[t] && (!bad || firsts[t] < *first_bad)) *first_bad = firsts[t];
-            bad += counts[t];
-        }
-    }
-    cudaFree(d);
-    return bad;
+    return bitgate::test::exhaustive_mismatches<uint16_t>(
+        [](uint32_t base, uint32_t n, uint16_t* out) { convert_all<<<n / 256, 256>>>(base, out, n); },
+        [](uint32_t bits) { return bitgate::f32_to_f16_rn(bitgate::f32_from_bits(bits)); }, first_bad);
 }
