@@ -33,9 +33,9 @@ inline int8_t pad40_round_sat(float v) { return pad40_round(v); }
 
 // One thread quantizes one (token, chunk) whole: row points at the chunk's 32 floats (16-byte
 // aligned, any memory space), r is the token's row in the tile, tile the tile's index. The
-// maximum is exact in any order, the sum is an exact integer sum, so
-// this is pad40_quantize_store's arithmetic, and the model's. Writes the token's aligned 32-byte
-// sector of qs as two 16-byte stores (qs 16-byte aligned) and its sda word.
+// maximum is exact in any order and the sum is an exact integer sum, so this is
+// pad40_quantize_store's arithmetic, and the model's. Writes the token's aligned 32-byte sector
+// of qs as two 16-byte stores (qs 16-byte aligned) and its sda word.
 __device__ __forceinline__ void pad40_quantize_chunk_store(const float* row, uint32_t r, int64_t tile,
                                                            uint8_t* __restrict__ qs, uint32_t* __restrict__ sda) {
     float4 v[kPad40Words];
