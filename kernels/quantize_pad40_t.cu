@@ -1,59 +1,14 @@
 #include "quantize_pad40_t.cuh"
 
 #include "bitgate/pad40.hpp"
-#include "pad40_quant.cuh"
+#include "quantize_pad40_t_kernel.cuh"
 
 namespace bitgate::cuda {
-
-namespace {
-
-// One 64-thread block per tile (64 tokens x one 32-value chunk), thread r quantizing token r's
-// chunk whole: its maximum, scale and sum need no shuffles, and the two IEEE divisions are done
-// once per chunk instead of once per word. The kernel of one thread per word (8 lanes a chunk,
-// shuffles, the divisions in every lane) was bound by issue at 61-71% of the read ceiling
-// (Nsight Compute: 0.79 instructions a cycle per scheduler); this one read at 77-90% in the
-// sweep of bench/RESULTS.md (2026-12-02, third section), where loading each thread's own 128
-// bytes straight from global memory (every 16-byte load touching 32 lines) measured 10-12% slower
-// than staging the tile in shared memory by coalesced 16-byte copies, and persistent blocks with
-// a ring of 2 to 4 tiles slower again.
-constexpr int kThreads = kPad40Tokens;
-
-__device__ __forceinline__ void cp_async16(void* dst, const void* src) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(uint32_t(__cvta_generic_to_shared(dst))), "l"(src)
-                 : "memory");
-}
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
-
-constexpr int kRowFloats = kPad40Chunk + 4;  // a token's 32 floats + 16 bytes: conflict-free rows
-
-__global__ void __launch_bounds__(kThreads) quantize_pad40_t_kernel(const float* __restrict__ x, int64_t n, int64_t d,
-                                                                   int64_t nchunk, uint8_t* __restrict__ qs,
-                                                                   uint32_t* __restrict__ sda) {
-    __shared__ __align__(16) float tile_x[kPad40Tokens * kRowFloats];
-    const int64_t tile = blockIdx.x, tb = tile / nchunk, c = tile % nchunk;
-    // Copy: thread i moves 16-byte piece i % 8 of rows i / 8, i / 8 + 8, ...: a warp copies four
-    // whole 128-byte rows at a time. Padded tokens (t >= n) are zeros: d = 0, q = 0, ssum = 0.
-    const int piece = threadIdx.x & 7;
-#pragma unroll
-    for (int r = threadIdx.x >> 3; r < kPad40Tokens; r += kThreads / 8) {
-        const int64_t t = tb * kPad40Tokens + r;
-        float* dst = tile_x + r * kRowFloats + piece * 4;
-        if (t < n)
-            cp_async16(dst, x + t * d + c * kPad40Chunk + piece * 4);
-        else
-            *reinterpret_cast<float4*>(dst) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    }
-    cp_async_wait_all();
-    __syncthreads();
-    pad40_quantize_chunk_store(tile_x + threadIdx.x * kRowFloats, uint32_t(threadIdx.x), tile, qs, sda);
-}
-
-}  // namespace
 
 void quantize_pad40_t(const float* x, int64_t n, int64_t d, uint8_t* qs, uint32_t* sda, cudaStream_t stream) {
     const int64_t nchunk = pad40_nchunk(d), tiles = pad40_ntb(n) * nchunk;
     if (tiles == 0) return;
-    quantize_pad40_t_kernel<<<unsigned(tiles), kThreads, 0, stream>>>(x, n, d, nchunk, qs, sda);
+    pad40q::quantize_pad40_t_kernel<<<unsigned(tiles), pad40q::kThreads, 0, stream>>>(x, n, d, nchunk, qs, sda);
 }
 
 }  // namespace bitgate::cuda

@@ -1,5 +1,6 @@
-// A CPU emulation of the few CUDA features the attention and rms_norm kernels use, so that their
-// source (kernels/attention_kernels.cuh, kernels/rms_norm_kernels.cuh) runs on a machine without a GPU: one OS thread per CUDA thread,
+// A CPU emulation of the few CUDA features the attention, rms_norm and quantize_pad40_t kernels use,
+// so that their source (kernels/attention_kernels.cuh, kernels/rms_norm_kernels.cuh,
+// kernels/quantize_pad40_t_kernel.cuh) runs on a machine without a GPU: one OS thread per CUDA thread,
 // blocks one after another, __syncthreads and warp shuffles as std::barrier waits. It checks the
 // kernels' indexing, masking, barriers and order against the host model; it cannot show what only
 // the device does (its arithmetic is the host's IEEE arithmetic, proven equal for exp_det and the
@@ -22,6 +23,7 @@
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
 #define BITGATE_DYNAMIC_SMEM(name) float4* name = ::bitgate::cuda::sim::dynamic_smem()
 
 namespace bitgate::cuda::sim {
@@ -45,6 +47,15 @@ inline uint16_t __ushort_as_half(uint16_t x) { return x; }
 inline uint16_t __half_as_ushort(uint16_t x) { return x; }
 inline float __half2float(uint16_t x) { return f16_to_f32(x); }
 inline uint16_t __float2half_rn(float x) { return f32_to_f16_rn(x); }
+// fmaxf as the device computes it (PTX max.f32): a NaN operand, quiet or signalling, is dropped and
+// two NaNs give the canonical NaN. glibc's fmaxf returns a NaN for a signalling operand, so the
+// host's would make the kernels' source disagree with their models on the nonfinite profile.
+inline float fmaxf(float a, float b) {
+    if (std::isnan(a)) return std::isnan(b) ? f32_from_bits(0x7fffffffu) : b;
+    if (std::isnan(b)) return a;
+    if (a == b) return std::signbit(a) ? b : a;  // +0 over -0
+    return a < b ? b : a;
+}
 
 struct Block {
     std::barrier<> all;
