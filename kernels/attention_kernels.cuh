@@ -29,6 +29,7 @@ inline void allow_dependents() {}
 
 #include "bitgate/attention_order.hpp"
 #include "bitgate/exp.hpp"
+#include "cp_async.cuh"
 
 namespace bitgate::cuda::attn {
 
@@ -282,26 +283,7 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
 
 // ---- decode, pipelined: the kernel for groups of up to 8 query heads ---------------------------
 
-// cp.async: 16 bytes from global to shared memory without passing through registers; the copies
-// of a commit group land in order of groups. On the CPU (tests/attention_sim_test.cpp) a plain
-// copy at issue time.
-#if !defined(BITGATE_CUDA_SIM)
-__device__ __forceinline__ void cp_async16(void* dst, const void* src) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(uint32_t(__cvta_generic_to_shared(dst))),
-                 "l"(src)
-                 : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
-}
-#else
-inline void cp_async16(void* dst, const void* src) { std::memcpy(dst, src, 16); }
-inline void cp_async_commit() {}
-template <int N>
-inline void cp_async_wait() {}
-#endif
+// cp_async16, cp_async_commit, cp_async_wait: kernels/cp_async.cuh.
 
 constexpr int kPipeThreads = 128;  // thread t owns key t of a split in the scores
 constexpr int kPipeSlots = 3;      // ring of shared-memory slots, each one split's K or V rows

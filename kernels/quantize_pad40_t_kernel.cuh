@@ -2,11 +2,9 @@
 // tests/quantize_pad40_t_sim_test.cpp runs the same source on the CPU under tests/cuda_sim.hpp.
 #pragma once
 #include <cstdint>
-#if defined(BITGATE_CUDA_SIM)
-#include <cstring>
-#endif
 
 #include "bitgate/pad40.hpp"
+#include "cp_async.cuh"
 #include "pad40_quant.cuh"
 
 namespace bitgate::cuda::pad40q {
@@ -21,19 +19,6 @@ namespace bitgate::cuda::pad40q {
 // than staging the tile in shared memory by coalesced 16-byte copies, and persistent blocks with
 // a ring of 2 to 4 tiles slower again.
 constexpr int kThreads = kPad40Tokens;
-
-// cp.async: 16 bytes from global to shared memory without passing through registers. On the CPU
-// a plain copy at issue time.
-#if !defined(BITGATE_CUDA_SIM)
-__device__ __forceinline__ void cp_async16(void* dst, const void* src) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(uint32_t(__cvta_generic_to_shared(dst))), "l"(src)
-                 : "memory");
-}
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_all;" ::: "memory"); }
-#else
-inline void cp_async16(void* dst, const void* src) { std::memcpy(dst, src, 16); }
-inline void cp_async_wait_all() {}
-#endif
 
 constexpr int kRowFloats = kPad40Chunk + 4;  // a token's 32 floats + 16 bytes: conflict-free rows
 
@@ -54,7 +39,8 @@ __global__ void __launch_bounds__(kThreads) quantize_pad40_t_kernel(const float*
         else
             *reinterpret_cast<float4*>(dst) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     }
-    cp_async_wait_all();
+    cp_async_commit();
+    cp_async_wait<0>();
     __syncthreads();
     pad40_quantize_chunk_store(tile_x + threadIdx.x * kRowFloats, uint32_t(threadIdx.x), tile, qs, sda);
 }

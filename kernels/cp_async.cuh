@@ -1,0 +1,31 @@
+// cp.async: 16 bytes from global to shared memory without passing through registers; the copies
+// of a commit group land in order of groups, and each thread waits for its own copies (a barrier
+// after the wait makes the whole block's copies visible). Shared by the kernels that stage tiles
+// (attention's pipelined decode, quantize_pad40_t). Under tests/cuda_sim.hpp (BITGATE_CUDA_SIM)
+// a plain copy at issue time, and the waits do nothing.
+#pragma once
+#include <cstdint>
+#include <cstring>
+
+namespace bitgate::cuda {
+
+#if !defined(BITGATE_CUDA_SIM)
+__device__ __forceinline__ void cp_async16(void* dst, const void* src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(uint32_t(__cvta_generic_to_shared(dst))),
+                 "l"(src)
+                 : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+// Until at most N of this thread's commit groups are still in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+#else
+inline void cp_async16(void* dst, const void* src) { std::memcpy(dst, src, 16); }
+inline void cp_async_commit() {}
+template <int N>
+inline void cp_async_wait() {}
+#endif
+
+}  // namespace bitgate::cuda
