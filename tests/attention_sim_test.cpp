@@ -4,6 +4,7 @@
 // host-side check of the kernels' indexing and order; the device check is `bitgate check --device`.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -109,7 +110,12 @@ std::vector<float> decode(const Inputs& in) {
     }
     if (n_split > 1)
         k::launch(int(in.H), D / k::kCombineDims, k::kCombineThreads, 0,
-                  [&] { k::decode_combine_kernel<D, B>(part.data(), n_split, out.data()); });
+                  [&] {
+                      if (k::combine_unrolled(n_split))
+                          k::decode_combine_kernel<D, B, true>(part.data(), n_split, out.data());
+                      else
+                          k::decode_combine_kernel<D, B, false>(part.data(), n_split, out.data());
+                  });
     return out;
 }
 
@@ -181,4 +187,46 @@ TEST(AttentionSim, EveryDefectChangesTheBytes) {
     EXPECT_FALSE(same(decode<64, k::Bug::kv_head_mod>(e), want_e));
     EXPECT_FALSE(same(decode<64, k::Bug::skip_last_split>(e), want_e));
     EXPECT_TRUE(std::isnan(decode<64, k::Bug::read_past_L>(e)[0])) << "the poison after L reaches out";
+}
+
+TEST(AttentionSim, CombineEqualsTheModelsFoldOverManyChunks) {
+    // The combine alone, both kernels, on split results made up here, against ref::attention_fold:
+    // in the unrolled kernel a chunk of 256 splits runs the fold fully unrolled, a shorter one the
+    // loop, and a full chunk after the first folds its split 0 like the others. Maxima rise, fall and repeat (ties), and some jump
+    // by more than 104 (weights of exactly 0 and 1).
+    constexpr int D = 64, H = 2;
+    for (const int n_split : {2, 255, 256, 257, 300, 512, 513, 777}) {
+        std::vector<float> part(size_t(H) * n_split * (D + k::kPartPad));
+        uint64_t x = 0x9e3779b97f4a7c15ull * uint64_t(n_split);
+        auto next = [&] {  // a small deterministic generator (xorshift): values in [-1, 1)
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            return float(int64_t(x >> 40) - (int64_t(1) << 23)) / float(1 << 23);
+        };
+        for (int h = 0; h < H; ++h)
+            for (int c = 0; c < n_split; ++c) {
+                float* r = &part[(size_t(h) * n_split + c) * (D + k::kPartPad)];
+                for (int d = 0; d < D; ++d) r[d] = 40.0f * next();
+                const int kind = c % 5;
+                r[D] = kind == 0 ? 6.0f * next() : kind == 1 ? r[D - (D + k::kPartPad)] : kind == 2 ? -120.0f : 3.0f + c / 64.0f;
+                r[D + 1] = 1.0f + 60.0f * (next() + 1.0f);
+            }
+        std::vector<float> want(size_t(H) * D), got(size_t(H) * D, kPoison);
+        for (int h = 0; h < H; ++h) {
+            const float* ph = &part[size_t(h) * n_split * (D + k::kPartPad)];
+            float M = ph[D], Ls = ph[D + 1];
+            std::vector<float> A(ph, ph + D);
+            for (int c = 1; c < n_split; ++c) {
+                const float* r = ph + size_t(c) * (D + k::kPartPad);
+                ref::attention_fold(M, Ls, A.data(), r[D], r[D + 1], r, D);
+            }
+            for (int d = 0; d < D; ++d) want[size_t(h) * D + d] = A[size_t(d)] / Ls;
+        }
+        k::launch(H, D / k::kCombineDims, k::kCombineThreads, 0,
+                  [&] { k::decode_combine_kernel<D, k::Bug::none, true>(part.data(), n_split, got.data()); });
+        EXPECT_TRUE(same(got, want)) << "unrolled, " << n_split << " splits: " << first_diff(got, want);
+        std::fill(got.begin(), got.end(), kPoison);
+        k::launch(H, D / k::kCombineDims, k::kCombineThreads, 0,
+                  [&] { k::decode_combine_kernel<D, k::Bug::none, false>(part.data(), n_split, got.data()); });
+        EXPECT_TRUE(same(got, want)) << "loop, " << n_split << " splits: " << first_diff(got, want);
+    }
 }
