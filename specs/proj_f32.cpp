@@ -15,7 +15,7 @@ FamilySpec spec() {
         .name = "proj_f32",
         .summary = "decode projection GEMV with f32 weights [n][k] and an f32 activation",
         .dims = {{.name = "n", .lo = 1, .hi = 4096, .edges = {1, 2, 3, 4, 5, 1023, 1024, 1025},
-                  .doc = "rows (output features); 4 rows per CUDA block"},
+                  .doc = "rows (output features); one row (a warp) per CUDA block"},
                  {.name = "k", .lo = 4, .hi = 8192, .multiple = 4, .edges = {4, 8, 124, 128, 132, 256, 4096},
                   .doc = "input features, a multiple of 4 (float4 groups; lanes wrap at k = 128)"}},
         .valid = [](const Shape& s) -> std::string {
@@ -41,7 +41,7 @@ FamilySpec spec() {
             },
         .profiles = {"uniform", "normal", "outliers", "ties", "zeros", "tiny", "signed_zero"},
         .variants = {{.name = "v1",
-                      .summary = "one warp per row, 4 rows per CUDA block, float4 loads, fmaf per component, xor tree",
+                      .summary = "a warp per row and per block, 4 float4 loads a lane in flight, fmaf per component, xor tree",
                       .model = [](const Shape& s, const HostIo& io) {
                           ref::proj_f32(io.input<float>("w"), io.input<float>("x"), io.output<float>("y"), s["n"], s["k"]);
                       },
