@@ -487,10 +487,6 @@ __global__ void __launch_bounds__(kPipeThreads)
 // last blocks. Splits come in chunks of 256: their m, l and acc go to shared memory (many loads in
 // flight), the prefix max gives each split its M' and M, so both exp_det weights of every split
 // are computed in parallel; 32 threads then run the fold, one fma per split and dim.
-// The combine kernel a cache of n_split splits takes: the unrolled one from a whole chunk on
-// (scheduling only: both fold in the one order).
-constexpr bool combine_unrolled(int n_split) { return n_split >= kCombineThreads; }
-
 template <int D, Bug B, bool Unrolled>
 __global__ void __launch_bounds__(kCombineThreads)
     decode_combine_kernel(const float* __restrict__ part, int n_split, float* __restrict__ out) {
@@ -550,18 +546,16 @@ __global__ void __launch_bounds__(kCombineThreads)
             // takes 20 (the fold alone timed on the H200: 1274 against 3056 cycles for 256
             // splits, 1173 with every operand already in registers). Its code is 30 times the
             // loop's, which cost short caches 0.3-0.5 us, so only caches of a whole chunk or more
-            // take it (combine_unrolled); both kernels fold in the one order.
+            // take it (combine_kernel_for); both kernels fold in the one order.
+            auto fold = [&](int j) {  // split j into the state
+                A = fmaf(A, s_wa[j], acc[j * kCombineDims + t] * s_wb[j]);
+                Ls = fmaf(Ls, s_wa[j], s_l[j] * s_wb[j]);
+            };
             if constexpr (Unrolled) {
                 if (nc == kCombineThreads) {
-                    if (i == 0) {  // a later chunk: its split 0 folds like the rest
-                        A = fmaf(A, s_wa[0], acc[t] * s_wb[0]);
-                        Ls = fmaf(Ls, s_wa[0], s_l[0] * s_wb[0]);
-                    }
+                    if (i == 0) fold(0);  // a later chunk: its split 0 folds like the rest
                     BITGATE_UNROLL
-                    for (int j = 1; j < kCombineThreads; ++j) {
-                        A = fmaf(A, s_wa[j], acc[j * kCombineDims + t] * s_wb[j]);
-                        Ls = fmaf(Ls, s_wa[j], s_l[j] * s_wb[j]);
-                    }
+                    for (int j = 1; j < kCombineThreads; ++j) fold(j);
                     i = nc;
                 }
             }
@@ -579,15 +573,19 @@ __global__ void __launch_bounds__(kCombineThreads)
                     Ls = fmaf(Ls, wa[e], lb[e]);
                 }
             }
-            for (; i < nc; ++i) {
-                A = fmaf(A, s_wa[i], acc[i * kCombineDims + t] * s_wb[i]);
-                Ls = fmaf(Ls, s_wa[i], s_l[i] * s_wb[i]);
-            }
+            for (; i < nc; ++i) fold(i);
         }
         M = s_scan[nc - 1];
         __syncthreads();
     }
     if (t < kCombineDims) out[int64_t(h) * D + d0 + t] = A / Ls;
+}
+
+// The combine kernel a cache of n_split splits takes, for the launcher and the CPU test alike:
+// the unrolled one from a whole chunk on (scheduling only: both fold in the one order).
+template <int D, Bug B>
+constexpr auto combine_kernel_for(int n_split) {
+    return n_split >= kCombineThreads ? decode_combine_kernel<D, B, true> : decode_combine_kernel<D, B, false>;
 }
 
 inline size_t prefill_smem_bytes(int D) {

@@ -60,8 +60,7 @@ int launch_decode_d(const float* q, const uint16_t* kc, const uint16_t* vc, int6
     }
     if (n_split == 1) return 1;
     const dim3 cgrid{unsigned(n_head), unsigned(D / kCombineDims)};
-    launch_dependent(combine_unrolled(n_split) ? decode_combine_kernel<D, B, true> : decode_combine_kernel<D, B, false>,
-                     cgrid, dim3(kCombineThreads), 0, stream, part, n_split, out);
+    launch_dependent(combine_kernel_for<D, B>(n_split), cgrid, dim3(kCombineThreads), 0, stream, part, n_split, out);
     return 2;
 }
 

@@ -110,12 +110,7 @@ std::vector<float> decode(const Inputs& in) {
     }
     if (n_split > 1)
         k::launch(int(in.H), D / k::kCombineDims, k::kCombineThreads, 0,
-                  [&] {
-                      if (k::combine_unrolled(n_split))
-                          k::decode_combine_kernel<D, B, true>(part.data(), n_split, out.data());
-                      else
-                          k::decode_combine_kernel<D, B, false>(part.data(), n_split, out.data());
-                  });
+                  [&] { k::combine_kernel_for<D, B>(n_split)(part.data(), n_split, out.data()); });
     return out;
 }
 
@@ -192,8 +187,8 @@ TEST(AttentionSim, EveryDefectChangesTheBytes) {
 TEST(AttentionSim, CombineEqualsTheModelsFoldOverManyChunks) {
     // The combine alone, both kernels, on split results made up here, against ref::attention_fold:
     // in the unrolled kernel a chunk of 256 splits runs the fold fully unrolled, a shorter one the
-    // loop, and a full chunk after the first folds its split 0 like the others. Maxima rise, fall and repeat (ties), and some jump
-    // by more than 104 (weights of exactly 0 and 1).
+    // loop, and a full chunk after the first folds its split 0 like the others. Maxima rise, fall
+    // and repeat (ties), and some sit more than 104 below (weights of exactly 0 and 1).
     constexpr int D = 64, H = 2;
     for (const int n_split : {2, 255, 256, 257, 300, 512, 513, 777}) {
         std::vector<float> part(size_t(H) * n_split * (D + k::kPartPad));
