@@ -295,13 +295,15 @@ inline int64_t decode_pipe_splits_per_block(int64_t n_split, int64_t n_kv_head) 
 }
 
 // Which decode kernel a shape takes (both follow the one order: the choice moves no bit). The
-// pipelined kernel for groups of up to 8 heads while the cache has fewer than 1,024 (split, kv
-// head) pairs; from there on the split kernel, whose one-split blocks then fill the card in one
-// wave: measured on the H200 at the 7B shape, L = 32768 (1,024 pairs), 41.9 us against the
-// pipelined kernel's 45.3, while at L = 4096 (128 pairs) the pipelined kernel takes 13.1 us
-// against 16.5 and at the 0.5B shape, L = 32768 (512 pairs), 19.8 against 22.9.
-inline bool decode_uses_pipe(int64_t n_split, int64_t n_kv_head, int64_t G) {
-    return G <= 8 && n_split * n_kv_head < 1024;
+// pipelined kernel for groups of up to 8 heads while the cache has fewer (split, kv head) pairs
+// than 1,024 at head_dim 128 or 512 at head_dim 64; from there on the split kernel, whose
+// one-split blocks then fill the card in one wave. Measured on the H200 (bench/RESULTS.md,
+// 2026-12-02, fifth), each kernel alone, back to back: head_dim 128, group 7: 1,024 pairs (L =
+// 32768) split 27.7 us against pipelined 39.1, 128 pairs 9.1 against 9.0, 32 pairs 10.1 against
+// 8.8; group 4, 256 pairs: 15.8 against 10.5; head_dim 64, group 7: 512 pairs (the 0.5B shape at
+// L = 32768) split 12.6 against 14.2, 64 pairs 7.5 against 6.0.
+inline bool decode_uses_pipe(int64_t n_split, int64_t n_kv_head, int64_t G, int64_t head_dim) {
+    return G <= 8 && n_split * n_kv_head < (head_dim <= 64 ? 512 : 1024);
 }
 
 inline size_t decode_pipe_smem_bytes(int D, int G) {
