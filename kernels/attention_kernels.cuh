@@ -16,13 +16,6 @@
 #if !defined(BITGATE_CUDA_SIM)
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
-
-#include "pdl.cuh"
-#else
-namespace bitgate::cuda {  // one block at a time on the CPU: nothing to overlap
-inline void wait_for_producer() {}
-inline void allow_dependents() {}
-}  // namespace bitgate::cuda
 #endif
 
 #include <cstdint>
@@ -30,6 +23,7 @@ inline void allow_dependents() {}
 #include "bitgate/attention_order.hpp"
 #include "bitgate/exp.hpp"
 #include "cp_async.cuh"
+#include "pdl.cuh"
 
 namespace bitgate::cuda::attn {
 

@@ -1,6 +1,7 @@
 #include "quantize_pad40_t.cuh"
 
 #include "bitgate/pad40.hpp"
+#include "pdl.cuh"
 #include "quantize_pad40_t_kernel.cuh"
 
 namespace bitgate::cuda {
@@ -8,7 +9,8 @@ namespace bitgate::cuda {
 void quantize_pad40_t(const float* x, int64_t n, int64_t d, uint8_t* qs, uint32_t* sda, cudaStream_t stream) {
     const int64_t nchunk = pad40_nchunk(d), tiles = pad40_ntb(n) * nchunk;
     if (tiles == 0) return;
-    pad40q::quantize_pad40_t_kernel<<<unsigned(tiles), pad40q::kThreads, 0, stream>>>(x, n, d, nchunk, qs, sda);
+    launch_dependent(pad40q::quantize_pad40_t_kernel, dim3(unsigned(tiles)), dim3(pad40q::kThreads), 0, stream, x, n, d,
+                     nchunk, qs, sda);
 }
 
 }  // namespace bitgate::cuda

@@ -6,6 +6,7 @@
 #include "bitgate/pad40.hpp"
 #include "cp_async.cuh"
 #include "pad40_quant.cuh"
+#include "pdl.cuh"
 
 namespace bitgate::cuda::pad40q {
 
@@ -30,6 +31,11 @@ __global__ void __launch_bounds__(kThreads) quantize_pad40_t_kernel(const float*
     // Copy: thread i moves 16-byte piece i % 8 of rows i / 8, i / 8 + 8, ...: a warp copies four
     // whole 128-byte rows at a time. Padded tokens (t >= n) are zeros: d = 0, q = 0, ssum = 0.
     const int piece = threadIdx.x & 7;
+    // Launched as dependent (kernels/pdl.cuh): this grid's blocks take the SMs as the previous
+    // kernel's leave, and wait for it to finish before reading x or writing qs and sda; the
+    // next kernel, if it is a dependent, may be scheduled as soon as every block here has begun.
+    allow_dependents();
+    wait_for_producer();
 #pragma unroll
     for (int r = threadIdx.x >> 3; r < kPad40Tokens; r += kThreads / 8) {
         const int64_t t = tb * kPad40Tokens + r;
