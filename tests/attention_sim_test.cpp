@@ -155,7 +155,9 @@ TEST(AttentionSim, DecodeKernelsEqualModel) {
                        S{1, 33000, 33001, 4, 4, "uniform"}}) {
         const Inputs a = make(s.n_q, s.L, s.ctx, s.H, s.KV, 64, s.profile);
         EXPECT_TRUE(same(decode<64>(a), model(a))) << "D 64 L " << s.L << ": " << first_diff(decode<64>(a), model(a));
-        if (s.L > 1000 && s.KV != 2) continue;  // one head dim is enough for the other long ones
+        // One head dim is enough for the long ones, but for the 2 x 2 one: at head_dim 128 its 516
+        // pairs take the pipelined kernel, two splits a block (at 64, the split kernel).
+        if (s.L > 1000 && !(s.H == 2 && s.KV == 2)) continue;
         const Inputs b = make(s.n_q, s.L, s.ctx, s.H, s.KV, 128, s.profile);
         EXPECT_TRUE(same(decode<128>(b), model(b))) << "D 128 L " << s.L << ": " << first_diff(decode<128>(b), model(b));
     }
