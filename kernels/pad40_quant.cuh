@@ -31,38 +31,43 @@ __device__ __forceinline__ int8_t pad40_round_sat(float v) {
 inline int8_t pad40_round_sat(float v) { return pad40_round(v); }
 #endif
 
-// One thread quantizes one (token, chunk) whole: row points at the chunk's 32 floats (16-byte
-// aligned, any memory space), r is the token's row in the tile, tile the tile's index. The
-// maximum is exact in any order and the sum is an exact integer sum, so this is
-// pad40_quantize_store's arithmetic, and the model's. Writes the token's aligned 32-byte sector
-// of qs as two 16-byte stores (qs 16-byte aligned) and its sda word.
-__device__ __forceinline__ void pad40_quantize_chunk_store(const float* row, uint32_t r, int64_t tile,
-                                                           uint8_t* __restrict__ qs, uint32_t* __restrict__ sda) {
-    float4 v[kPad40Words];
+// A pair of lanes (indices differing in bit 0 only, h = lane & 1) quantizes one (token, chunk):
+// half points at the chunk's values 16h..16h+15 (16-byte aligned, any memory space), r is the
+// token's row in the tile, tile the tile's index. The maximum meets by one xor shuffle (exact in
+// any order: fmaxf drops a NaN unless both are NaN, as in the model's serial loop), both lanes
+// then divide the same operands (same d and 1/d), and the integer sum meets by one shuffle: this
+// is pad40_quantize_store's arithmetic, and the model's. Lane h writes words 4h..4h+3 of the
+// token's aligned 32-byte sector of qs as one 16-byte store (qs 16-byte aligned), the pair's two
+// stores a full sector; lane 0 of the pair writes the sda word. All 32 lanes of the warp must
+// call it (the shuffles use the full mask).
+__device__ __forceinline__ void pad40_quantize_pair_store(const float* half, uint32_t r, uint32_t h, int64_t tile,
+                                                          uint8_t* __restrict__ qs, uint32_t* __restrict__ sda) {
+    constexpr int kWords = kPad40Words / 2;
+    float4 v[kWords];
 #pragma unroll
-    for (int k = 0; k < kPad40Words; ++k) v[k] = reinterpret_cast<const float4*>(row)[k];
-    // fmaxf drops a NaN unless both are NaN: a chunk of NaNs keeps am = NaN, as the model's does
-    // (so no +0 to start from).
+    for (int k = 0; k < kWords; ++k) v[k] = reinterpret_cast<const float4*>(half)[k];
+    // No +0 to start from: a chunk of NaNs keeps am = NaN, as the model's does.
     float am = fmaxf(fmaxf(fabsf(v[0].x), fabsf(v[0].y)), fmaxf(fabsf(v[0].z), fabsf(v[0].w)));
 #pragma unroll
-    for (int k = 1; k < kPad40Words; ++k)
+    for (int k = 1; k < kWords; ++k)
         am = fmaxf(am, fmaxf(fmaxf(fabsf(v[k].x), fabsf(v[k].y)), fmaxf(fabsf(v[k].z), fabsf(v[k].w))));
+    am = fmaxf(am, __shfl_xor_sync(0xffffffffu, am, 1));
     const float d = am / 127.0f;
     const float di = d != 0.0f ? 1.0f / d : 0.0f;
-    uint32_t word[kPad40Words];
+    uint32_t word[kWords];
     int ssum = 0;
 #pragma unroll
-    for (int k = 0; k < kPad40Words; ++k) {
+    for (int k = 0; k < kWords; ++k) {
         const int8_t q0 = pad40_round_sat(v[k].x * di), q1 = pad40_round_sat(v[k].y * di);
         const int8_t q2 = pad40_round_sat(v[k].z * di), q3 = pad40_round_sat(v[k].w * di);
         word[k] = uint32_t(uint8_t(q0)) | uint32_t(uint8_t(q1)) << 8 | uint32_t(uint8_t(q2)) << 16 |
                   uint32_t(uint8_t(q3)) << 24;
         ssum += int(q0) + int(q1) + int(q2) + int(q3);
     }
+    ssum += __shfl_xor_sync(0xffffffffu, ssum, 1);
     uint8_t* t = qs + tile * kPad40TileBytes;
-    *reinterpret_cast<uint4*>(t + pad40_qs_offset(r, 0)) = make_uint4(word[0], word[1], word[2], word[3]);
-    *reinterpret_cast<uint4*>(t + pad40_qs_offset(r, 4)) = make_uint4(word[4], word[5], word[6], word[7]);
-    sda[tile * kPad40TileSda + r] = pad40_sda_word(__half_as_ushort(__float2half_rn(d)), ssum);
+    *reinterpret_cast<uint4*>(t + pad40_qs_offset(r, kWords * h)) = make_uint4(word[0], word[1], word[2], word[3]);
+    if (h == 0) sda[tile * kPad40TileSda + r] = pad40_sda_word(__half_as_ushort(__float2half_rn(d)), ssum);
 }
 
 // All 32 lanes of the warp must call it (the shuffles use the full mask). `store` false: the lane

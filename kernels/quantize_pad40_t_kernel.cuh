@@ -10,16 +10,18 @@
 
 namespace bitgate::cuda::pad40q {
 
-// One 64-thread block per tile (64 tokens x one 32-value chunk), thread r quantizing token r's
-// chunk whole: its maximum, scale and sum need no shuffles, and the two IEEE divisions are done
-// once per chunk instead of once per word. The kernel of one thread per word (8 lanes a chunk,
-// shuffles, the divisions in every lane) was bound by issue at 61-71% of the read ceiling
-// (Nsight Compute: 0.79 instructions a cycle per scheduler); this one read at 77-90% in the
-// sweep of bench/RESULTS.md (2026-12-02, third section), where loading each thread's own 128
-// bytes straight from global memory (every 16-byte load touching 32 lines) measured 10-12% slower
-// than staging the tile in shared memory by coalesced 16-byte copies, and persistent blocks with
-// a ring of 2 to 4 tiles slower again.
-constexpr int kThreads = kPad40Tokens;
+// One 128-thread block per tile (64 tokens x one 32-value chunk), a pair of lanes quantizing a
+// token's chunk (pad40_quantize_pair_store: 16 values a lane, the maximum and the sum meet by one
+// shuffle each, both lanes do the scale's two IEEE divisions). The tile is first staged in shared
+// memory by coalesced 16-byte copies. Measured in bench/RESULTS.md: the kernel of one thread per
+// word (8 lanes a chunk, the divisions in every lane) was bound by issue at 61-71% of the read
+// ceiling; one thread a chunk (48 registers, 20 blocks of 2 warps an SM) read at 77-90%, its
+// warps waiting on memory with nothing else to issue; a pair of lanes a chunk (32 registers, 16
+// blocks of 4 warps an SM: every warp slot) is 2-9% faster at every shape measured, four lanes a
+// chunk faster still at the small ones (n = 512, d = 896) but slower at the large. Loading each
+// lane's values straight from global memory (every 16-byte load touching 32 lines) measured
+// 10-12% slower than the staging, and persistent blocks with a ring of 2 to 4 tiles slower again.
+constexpr int kThreads = 2 * kPad40Tokens;
 
 constexpr int kRowFloats = kPad40Chunk + 4;  // a token's 32 floats + 16 bytes: conflict-free rows
 
@@ -28,7 +30,7 @@ __global__ void __launch_bounds__(kThreads) quantize_pad40_t_kernel(const float*
                                                                    uint32_t* __restrict__ sda) {
     __shared__ __align__(16) float tile_x[kPad40Tokens * kRowFloats];
     const int64_t tile = blockIdx.x, tb = tile / nchunk, c = tile % nchunk;
-    // Copy: thread i moves 16-byte piece i % 8 of rows i / 8, i / 8 + 8, ...: a warp copies four
+    // Copy: thread i moves 16-byte piece i % 8 of rows i / 8, i / 8 + 16, ...: a warp copies four
     // whole 128-byte rows at a time. Padded tokens (t >= n) are zeros: d = 0, q = 0, ssum = 0.
     const int piece = threadIdx.x & 7;
     // Launched as dependent (kernels/pdl.cuh): this grid's blocks take the SMs as the previous
@@ -48,7 +50,8 @@ __global__ void __launch_bounds__(kThreads) quantize_pad40_t_kernel(const float*
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();
-    pad40_quantize_chunk_store(tile_x + threadIdx.x * kRowFloats, uint32_t(threadIdx.x), tile, qs, sda);
+    const uint32_t r = threadIdx.x >> 1, h = threadIdx.x & 1u;
+    pad40_quantize_pair_store(tile_x + r * kRowFloats + h * (kPad40Chunk / 2), r, h, tile, qs, sda);
 }
 
 }  // namespace bitgate::cuda::pad40q
