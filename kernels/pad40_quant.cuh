@@ -31,27 +31,30 @@ __device__ __forceinline__ int8_t pad40_round_sat(float v) {
 inline int8_t pad40_round_sat(float v) { return pad40_round(v); }
 #endif
 
-// A pair of lanes (indices differing in bit 0 only, h = lane & 1) quantizes one (token, chunk):
-// half points at the chunk's values 16h..16h+15 (16-byte aligned, any memory space), r is the
-// token's row in the tile, tile the tile's index. The maximum meets by one xor shuffle (exact in
-// any order: fmaxf drops a NaN unless both are NaN, as in the model's serial loop), both lanes
-// then divide the same operands (same d and 1/d), and the integer sum meets by one shuffle: this
-// is pad40_quantize_store's arithmetic, and the model's. Lane h writes words 4h..4h+3 of the
-// token's aligned 32-byte sector of qs as one 16-byte store (qs 16-byte aligned), the pair's two
-// stores a full sector; lane 0 of the pair writes the sda word. All 32 lanes of the warp must
-// call it (the shuffles use the full mask).
-__device__ __forceinline__ void pad40_quantize_pair_store(const float* half, uint32_t r, uint32_t h, int64_t tile,
-                                                          uint8_t* __restrict__ qs, uint32_t* __restrict__ sda) {
-    constexpr int kWords = kPad40Words / 2;
+// L lanes (2 or 4, aligned: h = lane % L) quantize one (token, chunk): part points at the chunk's
+// values 32h/L .. 32(h+1)/L - 1 (16-byte aligned, any memory space), r is the token's row in the
+// tile, tile the tile's index. The maximum meets by xor shuffles (exact in any order: fmaxf drops
+// a NaN unless both are NaN, as in the model's serial loop), every lane then divides the same
+// operands (same d and 1/d), and the integer sum meets by xor shuffles: this is
+// pad40_quantize_store's arithmetic, and the model's. Lane h writes words 8h/L .. 8(h+1)/L - 1 of
+// the token's aligned 32-byte sector of qs as one store (qs 16-byte aligned), the L stores a full
+// sector; lane 0 of the group writes the sda word. All 32 lanes of the warp must call it (the
+// shuffles use the full mask).
+template <int L>
+__device__ __forceinline__ void pad40_quantize_lanes_store(const float* part, uint32_t r, uint32_t h, int64_t tile,
+                                                           uint8_t* __restrict__ qs, uint32_t* __restrict__ sda) {
+    static_assert(L == 2 || L == 4, "2 or 4 lanes a chunk");
+    constexpr int kWords = kPad40Words / L;
     float4 v[kWords];
 #pragma unroll
-    for (int k = 0; k < kWords; ++k) v[k] = reinterpret_cast<const float4*>(half)[k];
+    for (int k = 0; k < kWords; ++k) v[k] = reinterpret_cast<const float4*>(part)[k];
     // No +0 to start from: a chunk of NaNs keeps am = NaN, as the model's does.
     float am = fmaxf(fmaxf(fabsf(v[0].x), fabsf(v[0].y)), fmaxf(fabsf(v[0].z), fabsf(v[0].w)));
 #pragma unroll
     for (int k = 1; k < kWords; ++k)
         am = fmaxf(am, fmaxf(fmaxf(fabsf(v[k].x), fabsf(v[k].y)), fmaxf(fabsf(v[k].z), fabsf(v[k].w))));
-    am = fmaxf(am, __shfl_xor_sync(0xffffffffu, am, 1));
+#pragma unroll
+    for (int off = 1; off < L; off <<= 1) am = fmaxf(am, __shfl_xor_sync(0xffffffffu, am, off));
     const float d = am / 127.0f;
     const float di = d != 0.0f ? 1.0f / d : 0.0f;
     uint32_t word[kWords];
@@ -64,9 +67,13 @@ __device__ __forceinline__ void pad40_quantize_pair_store(const float* half, uin
                   uint32_t(uint8_t(q3)) << 24;
         ssum += int(q0) + int(q1) + int(q2) + int(q3);
     }
-    ssum += __shfl_xor_sync(0xffffffffu, ssum, 1);
-    uint8_t* t = qs + tile * kPad40TileBytes;
-    *reinterpret_cast<uint4*>(t + pad40_qs_offset(r, kWords * h)) = make_uint4(word[0], word[1], word[2], word[3]);
+#pragma unroll
+    for (int off = 1; off < L; off <<= 1) ssum += __shfl_xor_sync(0xffffffffu, ssum, off);
+    uint8_t* t = qs + tile * kPad40TileBytes + pad40_qs_offset(r, kWords * h);
+    if constexpr (L == 2)
+        *reinterpret_cast<uint4*>(t) = make_uint4(word[0], word[1], word[2], word[3]);
+    else
+        *reinterpret_cast<uint2*>(t) = make_uint2(word[0], word[1]);
     if (h == 0) sda[tile * kPad40TileSda + r] = pad40_sda_word(__half_as_ushort(__float2half_rn(d)), ssum);
 }
 

@@ -45,12 +45,14 @@ std::vector<float> gen(int64_t n, int64_t d, const char* profile) {
     return x;
 }
 
-// The launcher's grid (kernels/quantize_pad40_t.cu), run on the CPU.
+// The launcher's grid (kernels/quantize_pad40_t.cu), run on the CPU with L lanes a chunk (the
+// launcher picks 2 or 4 by the tile count; both must give the model's bytes at every shape).
+template <int L>
 Plane kernel(const std::vector<float>& x, int64_t n, int64_t d) {
     Plane p = poisoned(n, d);
     const int64_t nchunk = pad40_nchunk(d);
-    k::launch(int(pad40_ntb(n) * nchunk), 1, k::pad40q::kThreads, 0, [&] {
-        k::pad40q::quantize_pad40_t_kernel(x.data(), n, d, nchunk, p.qs.data(), p.sda.data());
+    k::launch(int(pad40_ntb(n) * nchunk), 1, L * kPad40Tokens, 0, [&] {
+        k::pad40q::quantize_pad40_t_kernel<L>(x.data(), n, d, nchunk, p.qs.data(), p.sda.data());
     });
     return p;
 }
@@ -68,7 +70,9 @@ TEST(QuantizePad40Sim, KernelEqualsModel) {
     for (const auto& s : shapes)
         for (const char* profile : {"uniform", "ties", "zeros", "tiny", "nonfinite"}) {
             const auto x = gen(s.n, s.d, profile);
-            EXPECT_TRUE(kernel(x, s.n, s.d) == model(x, s.n, s.d)) << s.n << " x " << s.d << " " << profile;
+            const Plane m = model(x, s.n, s.d);
+            EXPECT_TRUE(kernel<2>(x, s.n, s.d) == m) << "2 lanes, " << s.n << " x " << s.d << " " << profile;
+            EXPECT_TRUE(kernel<4>(x, s.n, s.d) == m) << "4 lanes, " << s.n << " x " << s.d << " " << profile;
         }
 }
 
@@ -80,14 +84,16 @@ TEST(QuantizePad40Sim, AValueTheModelDidNotSeeChangesTheBytes) {
     const auto x = gen(n, d, "uniform");
     auto x2 = x;
     x2[size_t(64 * d + 2 * 32 + 5)] += 0.5f;
-    const Plane a = kernel(x2, n, d), b = model(x, n, d);
-    EXPECT_FALSE(a == b);
-    for (size_t i = 0; i < a.qs.size(); ++i) {
-        const int64_t tile = int64_t(i / kPad40TileBytes);
-        const auto where = pad40_qs_where(uint32_t(i % kPad40TileBytes));
-        const bool changed_chunk = tile == 1 * pad40_nchunk(d) + 2 && where.r == 0;
-        if (!changed_chunk) {
-            ASSERT_EQ(a.qs[i], b.qs[i]) << "byte " << i;
+    const Plane b = model(x, n, d);
+    for (const Plane& a : {kernel<2>(x2, n, d), kernel<4>(x2, n, d)}) {
+        EXPECT_FALSE(a == b);
+        for (size_t i = 0; i < a.qs.size(); ++i) {
+            const int64_t tile = int64_t(i / kPad40TileBytes);
+            const auto where = pad40_qs_where(uint32_t(i % kPad40TileBytes));
+            const bool changed_chunk = tile == 1 * pad40_nchunk(d) + 2 && where.r == 0;
+            if (!changed_chunk) {
+                ASSERT_EQ(a.qs[i], b.qs[i]) << "byte " << i;
+            }
         }
     }
 }
