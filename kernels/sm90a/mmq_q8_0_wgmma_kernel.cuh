@@ -12,7 +12,7 @@
 // CTA: 128 tokens (two pad40 token blocks) x 128 weight rows, three warpgroups.
 //   * Producer warpgroup: the weights only. It puts each stage (4 chunks) in flight on the
 //     stage's `landed_w` mbarrier, each row's 16-byte-aligned window around its 4 x 34 raw bytes
-//     as 16-byte cp.async granules spread over its 128 threads, each thread's completion one
+//     as 16-byte cp.async granules, one row a thread, each thread's completion one
 //     arrival (cp.async.mbarrier.arrive.noinc); one bulk copy per row, issued by one warp,
 //     starved the pipeline (128 small copies a stage, docs/mmq_q8_0.md). The raw windows are its
 //     own: a slot is refilled as soon as the producers have repacked it, not when the consumers
@@ -80,6 +80,14 @@ static_assert(RAW_PITCH % 16 == 0 && RAW_PITCH >= ((15 + KC * 34 + 15) / 16) * 1
               "a row window plus the repack's one-word over-read fits its pitch");
 static_assert(RAW_PITCH >= 16 * RAW_GRANULES, "a row's granules fit its pitch");
 static_assert(SMEM <= 227 * 1024, "fits the opt-in shared memory of sm_90");
+// Registers a thread, moved between the roles at the start (setmaxnreg): the launch gives every
+// thread 168 (65,536 / 384, rounded down to 8), where the consumers' 64 accumulators, two sets of
+// 32 in flight and their scales spilled 52 bytes to local memory inside the chunk loop (4.2 M
+// local loads and stores at 3325 x 3584 x 3584, Nsight Compute). The producers give back what
+// the consumers take: 128 * 56 + 256 * 216 = 62,464 <= 65,536, and ptxas then spills nothing.
+constexpr int kProducerRegs = 56;
+constexpr int kConsumerRegs = 216;
+static_assert(128 * kProducerRegs + CONSUMERS * kConsumerRegs <= 65536, "the register file holds both roles");
 
 // serial: one accumulator set (m64n128k32 per chunk), each chunk's epilogue after its wgmma.
 // overlapped: two sets, one per 64-row half (m64n64k32 each), so that a wgmma is always in flight
@@ -285,6 +293,7 @@ __global__ void __launch_bounds__(THREADS, 1) mmq_q8_0_wgmma_kernel(const Params
 
     if (wg == TB) {
         // ---------------- producer warpgroup ----------------
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kProducerRegs));
         const int ptid = tid - CONSUMERS;
         const uintptr_t w_addr = reinterpret_cast<uintptr_t>(p.w);
         const size_t row_bytes = size_t(p.nchunk) * 34u;
@@ -294,20 +303,6 @@ __global__ void __launch_bounds__(THREADS, 1) mmq_q8_0_wgmma_kernel(const Params
         //
         // Copies: granule i = ptid + 128 m of the stage's BN x RAW_GRANULES, i.e. granule gi of
         // row rr's window; consecutive threads on consecutive granules (coalesced).
-        constexpr int NG = BN * RAW_GRANULES / 128;
-        static_assert(BN * RAW_GRANULES % 128 == 0, "the granules split evenly over the producers");
-        uintptr_t g_row[NG];  // the row's first byte in global memory (chunk 0)
-        uint32_t g_gi[NG];    // 16 gi: the granule's offset from the window's rounded-down start
-        uint32_t g_dst[NG];   // the granule's offset in a stage
-        uint32_t g_skip = 0;  // bit m: row past N, no copy
-#pragma unroll
-        for (int m = 0; m < NG; ++m) {
-            const int i = ptid + 128 * m, rr = i / RAW_GRANULES, gi = i % RAW_GRANULES;
-            g_row[m] = w_addr + size_t(row0 + rr) * row_bytes;
-            g_gi[m] = uint32_t(16 * gi);
-            g_dst[m] = uint32_t(B_RAW + rr * RAW_PITCH + 16 * gi);
-            if (row0 + rr >= p.N) g_skip |= 1u << m;
-        }
         // Repack items: half h of the 32 qs bytes of each chunk of rows ptid / 2 and ptid / 2 + 64.
         const uint32_t h = uint32_t(ptid & 1);
         uint32_t r_mis[2], r_raw[2], r_can[2], r_dw[2];
@@ -328,13 +323,17 @@ __global__ void __launch_bounds__(THREADS, 1) mmq_q8_0_wgmma_kernel(const Params
             const uint32_t sb = base + uint32_t(slot * STAGE);
             // The weights: each row's window of 16-byte granules around its kcv blocks.
             const uintptr_t adv = uintptr_t(c0) * 34u, len = uintptr_t(kcv) * 34u;
+            // Thread ptid copies row ptid's window: the row's granules are contiguous, so every
+            // 32-byte sector a warp's copy touches is whole, and the thread needs a few registers
+            // (the 56 of kProducerRegs) where a table of its granules needed ~40 more.
+            if (row0 + ptid < p.N) {
+                const uintptr_t src = w_addr + size_t(row0 + ptid) * row_bytes + adv;  // the row's first byte of the stage
+                const uintptr_t lo = src & ~uintptr_t(15);
 #pragma unroll
-            for (int m = 0; m < NG; ++m) {
-                if (g_skip >> m & 1u) continue;
-                const uintptr_t src = g_row[m] + adv;  // the row's first byte of the stage
-                const uintptr_t lo = (src & ~uintptr_t(15)) + g_gi[m];
-                if (lo >= src + len) continue;  // past the row's last weight byte
-                cp_async16(sb + g_dst[m], reinterpret_cast<const void*>(lo));
+                for (int gi = 0; gi < RAW_GRANULES; ++gi)
+                    if (lo + uintptr_t(16 * gi) < src + len)  // else past the row's last weight byte
+                        cp_async16(sb + uint32_t(B_RAW + ptid * RAW_PITCH + 16 * gi),
+                                   reinterpret_cast<const void*>(lo + uintptr_t(16 * gi)));
             }
             cp_async_arrive(landed_w(slot));
         };
@@ -392,6 +391,7 @@ __global__ void __launch_bounds__(THREADS, 1) mmq_q8_0_wgmma_kernel(const Params
     }
 
     // ---------------- consumer warpgroups: wg = token block of this CTA ----------------
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kConsumerRegs));
     const int wq = (tid % 128) / 32, g = lane >> 2, t = lane & 3;
     // This thread's accumulator rows m and m + 8, i.e. tokens tok[0], tok[1] of the block.
     const uint32_t m0 = uint32_t(16 * wq + g);
