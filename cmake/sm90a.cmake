@@ -32,6 +32,9 @@ function(bitgate_sm90a_objects target)
   add_library(${target} OBJECT ${ARGN})
   set_target_properties(${target} PROPERTIES CUDA_ARCHITECTURES OFF)
   target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-gencode=arch=compute_90a,code=sm_90a>)
+  # A spill inside the wgmma pipeline costs its speed without changing a bit, so no check would
+  # see it (52 bytes spilled cost the GEMM 8-10%, docs/mmq_q8_0.md): ptxas fails the build instead.
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xptxas=--warn-on-spills,--warning-as-error>)
   target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/kernels/include
     ${PROJECT_SOURCE_DIR}/kernels ${PROJECT_SOURCE_DIR}/refimpl ${PROJECT_SOURCE_DIR}/harness)
   target_link_libraries(${target} PUBLIC ${BITGATE_CUDART})
