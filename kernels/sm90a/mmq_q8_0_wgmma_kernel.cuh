@@ -297,12 +297,9 @@ __global__ void __launch_bounds__(THREADS, 1) mmq_q8_0_wgmma_kernel(const Params
         const int ptid = tid - CONSUMERS;
         const uintptr_t w_addr = reinterpret_cast<uintptr_t>(p.w);
         const size_t row_bytes = size_t(p.nchunk) * 34u;
-        // What this thread copies and repacks is the same at every stage, only K moves: so it is
-        // worked out once here, and a stage costs a few adds per granule and per item (the
-        // producer's instructions were a third of the SM's when computed per stage).
-        //
-        // Copies: granule i = ptid + 128 m of the stage's BN x RAW_GRANULES, i.e. granule gi of
-        // row rr's window; consecutive threads on consecutive granules (coalesced).
+        // What this thread repacks is the same at every stage, only K moves: so it is worked out
+        // once here, and a stage costs a few adds per item (the producer's instructions were a
+        // third of the SM's when computed per stage). Its copies: row ptid's window (`issue`).
         // Repack items: half h of the 32 qs bytes of each chunk of rows ptid / 2 and ptid / 2 + 64.
         const uint32_t h = uint32_t(ptid & 1);
         uint32_t r_mis[2], r_raw[2], r_can[2], r_dw[2];
