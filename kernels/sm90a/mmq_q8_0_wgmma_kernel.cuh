@@ -442,7 +442,8 @@ __global__ void __launch_bounds__(THREADS, 1) mmq_q8_0_wgmma_kernel(const Params
     // CTA's rows, whose wgmma has completed: acc = fmaf(RN(sumi * da), dw, acc) per element.
     // da of this thread's two tokens in chunk q (then -kMagic * da, exact), read before the wait
     // for the chunk's first wgmma so that their latency hides behind it. The second half reads
-    // them again: kept live across both halves they pushed the accumulators into local memory.
+    // them again: kept live across both halves they pushed the accumulators into local memory at
+    // 168 registers, and were still 3% slower at 216 (bench/RESULTS.md, 2026-12-03, second).
     // (Measured: within noise of reading them after the wait, 463.4 against 466.0 us at 3325 x
     // 3584 x 3584.)
     struct Scales {
