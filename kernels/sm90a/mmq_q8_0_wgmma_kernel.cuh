@@ -99,6 +99,7 @@ enum class Defect {
     none,
     chunk_order,    // the chunks of a full stage in descending order: another float order
     ready_early,    // the producers signal a stage's weights ready before they repack them
+    add_first,      // the addends seed the accumulators instead of following the whole sum
 };
 
 struct Params {
@@ -106,6 +107,10 @@ struct Params {
     const uint32_t* sda;
     const uint8_t* w;  // BlockQ8_0 [N][nchunk], as bytes
     float* C;
+    // The epilogue (family mmq_q8_0_add): C[t][r] = sum + bias[r], then + res[t][r], each one
+    // __fadd_rn after the whole sum, as the mma.sync kernels do; either may be null, res may be C.
+    const float* bias;
+    const float* res;
     int n, N, nchunk, ntb;
     int m_tiles, n_tiles;
     int vec_store;  // N even and C 8-byte aligned: pairs of columns as one float2
@@ -398,6 +403,14 @@ __global__ void __launch_bounds__(THREADS, 1) mmq_q8_0_wgmma_kernel(const Params
     float acc[64];
 #pragma unroll
     for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
+    if constexpr (D == Defect::add_first) {  // the defect: the addends first, then the chunks
+#pragma unroll
+        for (int e = 0; e < 64; ++e) {
+            const int token = mt * BM + wg * 64 + int(tok[(e / 2) % 2]), col = row0 + 8 * (e / 4) + 2 * t + e % 2;
+            if (token < p.n && col < p.N)
+                acc[e] = (p.bias ? p.bias[col] : 0.0f) + (p.res ? p.res[size_t(token) * size_t(p.N) + col] : 0.0f);
+        }
+    }
 
     // One thread of the warpgroup: stage s's activation tiles of this token block in flight.
     auto issue_a = [&](int s) {
@@ -581,12 +594,31 @@ __global__ void __launch_bounds__(THREADS, 1) mmq_q8_0_wgmma_kernel(const Params
     }
 
     if (!live) return;
-    // Only real tokens and rows are stored.
+    // Only real tokens and rows are stored. The addends of a token's row are all loaded before
+    // its first store: res may be C itself, and each element is read, then written, by the one
+    // thread that owns it.
+    const bool add = D != Defect::add_first && (p.bias || p.res);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
         const int token = mt * BM + wg * 64 + int(tok[r]);
         if (token >= p.n) continue;
         float* crow = p.C + size_t(token) * size_t(p.N);
+        if (add) {
+            const float* rrow = p.res ? p.res + size_t(token) * size_t(p.N) : nullptr;
+            float bv[BN / 4], rv[BN / 4];
+#pragma unroll
+            for (int e = 0; e < BN / 4; ++e) {
+                const int col = row0 + 8 * (e / 2) + 2 * t + e % 2;
+                bv[e] = p.bias && col < p.N ? p.bias[col] : 0.0f;
+                rv[e] = rrow && col < p.N ? rrow[col] : 0.0f;
+            }
+#pragma unroll
+            for (int e = 0; e < BN / 4; ++e) {
+                float& v = acc[4 * (e / 2) + 2 * r + e % 2];
+                if (p.bias) v = __fadd_rn(v, bv[e]);
+                if (p.res) v = __fadd_rn(v, rv[e]);
+            }
+        }
 #pragma unroll
         for (int i = 0; i < BN / 8; ++i) {
             const int col = row0 + 8 * i + 2 * t;
@@ -634,7 +666,7 @@ void launch_kernel(const Params& p, unsigned grid, cudaStream_t stream) {
 // Checks the arguments and the device, then enqueues one launch on `stream`.
 template <Pipeline Pipe, Defect D = Defect::none>
 void launch(const uint8_t* qs, const uint32_t* sda, const BlockQ8_0* w, float* C, int64_t n, int64_t N, int64_t K,
-            cudaStream_t stream) {
+            cudaStream_t stream, const float* bias = nullptr, const float* res = nullptr) {
     if (reinterpret_cast<uintptr_t>(qs) % 16 != 0 || reinterpret_cast<uintptr_t>(sda) % 16 != 0)
         throw std::invalid_argument("mmq_q8_0/wgmma: the plane (qs, sda) must be 16-byte aligned");
     if (n < 1 || N < 1 || K < QK8_0 || K % QK8_0 != 0)
@@ -645,6 +677,8 @@ void launch(const uint8_t* qs, const uint32_t* sda, const BlockQ8_0* w, float* C
     p.sda = sda;
     p.w = reinterpret_cast<const uint8_t*>(w);
     p.C = C;
+    p.bias = bias;
+    p.res = res;
     p.n = int(n);
     p.N = int(N);
     p.nchunk = int(K / QK8_0);

@@ -8,11 +8,19 @@
 namespace bitgate::cuda::mutants {
 
 void mmq_q8_0_wgmma_defective(WgmmaDefect defect, const uint8_t* qs, const uint32_t* sda, const BlockQ8_0* w,
-                              float* C, int64_t n, int64_t N, int64_t K, cudaStream_t stream) {
+                              float* C, int64_t n, int64_t N, int64_t K, cudaStream_t stream, const float* bias,
+                              const float* res) {
     using namespace mmq_wgmma;
     switch (defect) {
-        case WgmmaDefect::chunk_order: launch<Pipeline::overlapped, Defect::chunk_order>(qs, sda, w, C, n, N, K, stream); break;
-        case WgmmaDefect::ready_early: launch<Pipeline::overlapped, Defect::ready_early>(qs, sda, w, C, n, N, K, stream); break;
+        case WgmmaDefect::chunk_order:
+            launch<Pipeline::overlapped, Defect::chunk_order>(qs, sda, w, C, n, N, K, stream, bias, res);
+            break;
+        case WgmmaDefect::ready_early:
+            launch<Pipeline::overlapped, Defect::ready_early>(qs, sda, w, C, n, N, K, stream, bias, res);
+            break;
+        case WgmmaDefect::add_first:
+            launch<Pipeline::overlapped, Defect::add_first>(qs, sda, w, C, n, N, K, stream, bias, res);
+            break;
     }
 }
 
