@@ -4,8 +4,8 @@
 # too. The rest of the project keeps CMAKE_CUDA_ARCHITECTURES. Where CUDA is off, or the build
 # does not target 90, or nvcc predates sm_90a, they are not built: their variants then have no
 # device launcher and the engine skips their device checks with that reason. Where they are built,
-# BITGATE_HAVE_SM90A is defined for the specs, the mutants and the tests, which then name their
-# plain launchers (specs/mmq_q8_0.cpp, mutants/mmq_q8_0.cpp).
+# BITGATE_HAVE_SM90A is defined for the kernels, the specs, the mutants and the tests, which then
+# name their plain launchers (kernels/mmq_q8_0.cu's dispatch, specs/mmq_q8_0.cpp, mutants/).
 if(NOT BITGATE_HAVE_CUDA)
   return()
 endif()
@@ -46,6 +46,8 @@ endfunction()
 bitgate_sm90a_objects(bitgate_kernels_sm90a ${BITGATE_SM90A_SRC})
 target_sources(bitgate_kernels INTERFACE $<TARGET_OBJECTS:bitgate_kernels_sm90a>)
 target_compile_definitions(bitgate_specs PUBLIC BITGATE_HAVE_SM90A=1)
+# The dispatcher (kernels/mmq_q8_0.cu) takes wgmma where it is built.
+target_compile_definitions(bitgate_kernels PRIVATE BITGATE_HAVE_SM90A=1)
 target_compile_definitions(bitgate_mutants PUBLIC BITGATE_HAVE_SM90A=1)
 if(BITGATE_SM90A_MUTANT_SRC)
   bitgate_sm90a_objects(bitgate_mutants_sm90a ${BITGATE_SM90A_MUTANT_SRC})

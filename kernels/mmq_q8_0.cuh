@@ -10,10 +10,12 @@
 namespace bitgate::cuda {
 
 enum class MmqTiling {
-    automatic,  // by shape: the largest tile that still gives the card a full wave
-    t128x128,   // tokens x rows per CTA
+    automatic,  // by shape and device: `wgmma` on sm_90a where the shape fills the card, else `mma`
+    mma,        // mma.sync, by shape: the largest tile that still gives the card a full wave
+    t128x128,   // mma.sync, tokens x rows per CTA
     t64x128,
     t64x64,
+    wgmma,      // sm_90a warpgroup MMA (kernels/sm90a/); throws where it is not built or cannot run
 };
 
 // Enqueues one launch on `stream`. qs and sda must be 16-byte aligned (cudaMalloc gives 256);

@@ -194,6 +194,10 @@ FamilySpec spec() {
         .variants =
             {
                 tiling("mma", "int8 mma.sync m16n8k32, tiling chosen by shape (128x128, 64x128 or 64x64 tokens x rows)",
+                       cuda::MmqTiling::mma),
+                tiling("dispatch",
+                       "what the forward calls (automatic): wgmma on sm_90a where the shape gives half the card a "
+                       "128x128 CTA, else mma",
                        cuda::MmqTiling::automatic),
                 tiling("t128x128", "128 tokens x 128 rows per CTA, 8 warps of 64x32", cuda::MmqTiling::t128x128),
                 tiling("t64x128", "64 tokens x 128 rows per CTA, 4 warps of 64x32", cuda::MmqTiling::t64x128),

@@ -67,7 +67,7 @@ TEST(MmqWgmmaLayout, TheVariantJoinsTheClaimGroupWithTheSameModel) {
     const FamilySpec& f = family("mmq_q8_0");
     const VariantSpec& w = variant(f, "wgmma");
     EXPECT_FALSE(w.claim.empty());
-    for (const char* other : {"mma", "t128x128", "t64x128", "t64x64"}) EXPECT_EQ(variant(f, other).claim, w.claim);
+    for (const char* other : {"mma", "dispatch", "t128x128", "t64x128", "t64x64"}) EXPECT_EQ(variant(f, other).claim, w.claim);
 }
 
 #if defined(BITGATE_HAVE_CUDA)

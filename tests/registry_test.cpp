@@ -35,7 +35,7 @@ TEST(Registry, EveryRealVariantHasALauncherWhereCudaIsBuilt) {
             if (!v.mutant || !v.model) {
 #if !defined(BITGATE_HAVE_SM90A)
                 // Compiled for sm_90a only (cmake/sm90a.cmake): a build for other devices lacks it.
-                if (f->name == "mmq_q8_0" && v.name == "wgmma") continue;
+                if (f->name.starts_with("mmq_q8_0") && v.name.starts_with("wgmma")) continue;
 #endif
                 EXPECT_TRUE(v.launch) << f->name << "/" << v.name << " has no device launcher";
             }
