@@ -5,6 +5,7 @@
 
 #include "bitgate/spec.hpp"
 #include "mmq_q8_0.hpp"
+#include "mmq_q8_0.cuh"
 #include "mmq_q8_0_add.cuh"
 #include "../kernels/quantize_pad40_t.cuh"
 #include "quantize_pad40_t.hpp"
@@ -27,6 +28,15 @@ int add_first(const Shape& s, const DeviceIo& io, const float* bias, const float
 }
 int bias_first(const Shape& s, const DeviceIo& io) { return add_first(s, io, io.input<float>("b"), nullptr); }
 int residual_first(const Shape& s, const DeviceIo& io) { return add_first(s, io, nullptr, io.input<float>("r")); }
+#endif
+#if defined(BITGATE_HAVE_SM90A)
+int wgmma_residual_first(const Shape& s, const DeviceIo& io) {
+    cuda::mutants::mmq_q8_0_wgmma_defective(cuda::mutants::WgmmaDefect::add_first, io.workspace<uint8_t>("qs"),
+                                            io.workspace<uint32_t>("sda"), io.input<BlockQ8_0>("w"),
+                                            io.output<float>("y"), s["n"], s["N"], s["K"], stream_of(io), nullptr,
+                                            io.input<float>("r"));
+    return 1;
+}
 #endif
 
 // The GEMM alone: a model that forgot the epilogue.
@@ -60,5 +70,14 @@ BITGATE_VARIANT("mmq_q8_0_add", VariantSpec{
     .valid = enough_outputs,
     .mutant = true, .expect = "value_mismatch", .golden_as = "residual_fused",
     .launch = BITGATE_ON_DEVICE(residual_first), .prepare = BITGATE_ON_DEVICE(quantize)});
+#if defined(BITGATE_HAVE_SM90A)
+// The sm_90a kernel's own epilogue: declared exactly where it is built (cmake/sm90a.cmake).
+BITGATE_VARIANT("mmq_q8_0_add", VariantSpec{
+    .name = "m_wgmma_residual_first",
+    .summary = "wgmma kernel seeding the accumulators with r[t][col] instead of adding it after the sum",
+    .valid = enough_outputs,
+    .mutant = true, .expect = "value_mismatch", .golden_as = "wgmma_residual_fused",
+    .launch = wgmma_residual_first, .prepare = quantize});
+#endif
 
 }  // namespace

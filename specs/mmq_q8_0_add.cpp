@@ -74,9 +74,10 @@ int quantize_and_copy_r(const Shape& s, const DeviceIo& io) {
     return quantize(s, io);
 }
 
-int run_mmq(const Shape& s, const DeviceIo& io, const float* bias, const float* res) {
+int run_mmq(const Shape& s, const DeviceIo& io, const float* bias, const float* res,
+            cuda::MmqTiling tiling = cuda::MmqTiling::automatic) {
     cuda::mmq_q8_0_add(io.workspace<uint8_t>("qs"), io.workspace<uint32_t>("sda"), io.input<BlockQ8_0>("w"), bias, res,
-                       io.output<float>("y"), s["n"], s["N"], s["K"], cuda::MmqTiling::automatic, stream_of(io));
+                       io.output<float>("y"), s["n"], s["N"], s["K"], tiling, stream_of(io));
     return 1;
 }
 int bias_separate(const Shape& s, const DeviceIo& io) {
@@ -96,6 +97,24 @@ int residual_inplace(const Shape& s, const DeviceIo& io) {
     return run_mmq(s, io, nullptr, io.output<float>("y"));
 }
 #endif
+
+// The epilogue on the sm_90a kernel whatever the shape (the dispatcher takes it only where a
+// shape fills the card, which these catalogs' shapes do not). Launchers only where it is built
+// (cmake/sm90a.cmake); elsewhere the engine skips their device checks with that reason.
+enum class Addend { bias, residual, inplace };
+DeviceLauncher wgmma_launcher([[maybe_unused]] Addend a) {
+#if defined(BITGATE_HAVE_SM90A)
+    return [a](const Shape& s, const DeviceIo& io) {
+        const float* bias = a == Addend::bias ? io.input<float>("b") : nullptr;
+        const float* res = a == Addend::residual ? io.input<float>("r")
+                           : a == Addend::inplace ? io.output<float>("y")
+                                                  : nullptr;
+        return run_mmq(s, io, bias, res, cuda::MmqTiling::wgmma);
+    };
+#else
+    return nullptr;
+#endif
+}
 
 VariantSpec variant(std::string name, std::string summary, HostModel model, std::string claim, DeviceLauncher launch,
                     DeviceLauncher prepare) {
@@ -154,6 +173,14 @@ FamilySpec spec() {
                 variant("residual_inplace",
                         "the epilogue on the residual stream in place: y holds r (the preparation copies it), res == y",
                         residual_model, "mmq_q8_0_residual", BITGATE_ON_DEVICE(residual_inplace),
+                        BITGATE_ON_DEVICE(quantize_and_copy_r)),
+                variant("wgmma_bias_fused", "bias_fused on the sm_90a wgmma kernel (1 launch)", bias_model,
+                        "mmq_q8_0_bias", wgmma_launcher(Addend::bias), BITGATE_ON_DEVICE(quantize)),
+                variant("wgmma_residual_fused", "residual_fused on the sm_90a wgmma kernel (1 launch)",
+                        residual_model, "mmq_q8_0_residual", wgmma_launcher(Addend::residual),
+                        BITGATE_ON_DEVICE(quantize)),
+                variant("wgmma_residual_inplace", "residual_inplace on the sm_90a wgmma kernel (1 launch)",
+                        residual_model, "mmq_q8_0_residual", wgmma_launcher(Addend::inplace),
                         BITGATE_ON_DEVICE(quantize_and_copy_r)),
             },
         // The fused kernel's traffic: the plane, the weights, y written and the addend read (the
