@@ -99,7 +99,7 @@ int residual_inplace(const Shape& s, const DeviceIo& io) {
 #endif
 
 // The epilogue on the sm_90a kernel whatever the shape (the dispatcher takes it only where a
-// shape fills the card, which these catalogs' shapes do not). Launchers only where it is built
+// shape fills the card, which most of these catalogs' shapes do not). Launchers only where it is built
 // (cmake/sm90a.cmake); elsewhere the engine skips their device checks with that reason.
 enum class Addend { bias, residual, inplace };
 DeviceLauncher wgmma_launcher([[maybe_unused]] Addend a) {
