@@ -76,25 +76,49 @@ __host__ __device__ inline constexpr int decode_chunk(int G) { return G <= 4 ? 4
 // p rows of the chunk in shared memory: 4 or 8 floats (16-byte broadcast reads).
 __host__ __device__ inline constexpr int decode_prow(int HC) { return HC <= 4 ? 4 : 8; }
 
+// ---- decode, the split kernel: one block a split, its rows brought in by cp.async --------------
+
+constexpr int kStageBytes = 8192;  // a stage: 4 words of every K row of a split, or a run of V rows
+constexpr int kStageSlots = 2;     // the ring: one stage in flight while the other is read
+
+template <int D>
+struct SplitStages {
+    static constexpr int W = D / 8;                          // 16-byte words per row
+    static constexpr int KW = kStageBytes / (kSplit * 16);   // words of every K row in a stage: 4
+    static constexpr int KSTAGES = W / KW;                   // 4 at head_dim 128, 2 at 64
+    static constexpr int VK = kStageBytes / (2 * D);         // V rows in a stage: 32 at 128, 64 at 64
+    static constexpr int VSTAGES = kSplit / VK;
+    static constexpr int STAGES = KSTAGES + VSTAGES;
+    static constexpr int COPIES = kStageBytes / 16 / kDecodeThreads;  // 16-byte copies a thread a stage
+    static constexpr int RPL = 8 / KW;                       // K rows a 128-byte line holds
+    static_assert(kSplit * KW * 16 == kStageBytes && VK * D * 2 == kStageBytes, "stages are whole");
+};
+
 inline size_t decode_smem_bytes(int D, int G) {
     const int HC = decode_chunk(G), PR = decode_prow(HC);
-    return size_t(HC * D + kSplit * PR + 2 * HC + HC) * 4;
+    return size_t(kStageSlots) * kStageBytes + size_t(HC * D + kSplit * PR + 2 * HC + HC) * 4;
 }
 
 // Decode, one 64-thread block per (split c = blockIdx.x, kv head = blockIdx.y), serving the query
-// heads of the kv head in chunks of HC so that K and V are read from memory once (for G <= HC).
-// Every block of a long cache is resident at once (8 per SM), so loads of all splits are in
-// flight together.
-//  - scores: thread t owns keys t and t + 64; its two K rows stream through registers in 4-word
-//    steps (the next step's 16-byte loads issued before the current step's arithmetic), q comes
-//    from shared memory as broadcast reads shared by both keys; each score is one sequential fma
-//    chain over d.
+// heads of the kv head in passes of HC so that K and V are read from memory once (for G <= HC).
+// The blocks are small (24 KiB of shared memory, 128 registers a thread) so that all of a long
+// cache's blocks are resident together (8 per SM: the 1,024 of the 7B shape at L = 32768 in one
+// wave). A split's rows reach shared memory by cp.async through a ring of two 8 KiB slots: 4 K
+// stages (words 4s .. 4s + 3 of its 128 rows; 2 at head_dim 64), then 4 V stages (32 rows each;
+// 2 of 64 at head_dim 64), each issued two stages ahead, so that V's first two stages are in
+// flight during the last scores and the max. A warp's copy covers 8 rows x 64 bytes (K) or 512
+// contiguous bytes (V). Before, each thread loaded its own K rows into registers: a warp's 16-byte
+// load then touched 32 lines, L1 was the busiest unit (76%) and only 16 V keys a thread fitted in
+// flight (bench/RESULTS.md, 2026-12-04).
+//  - scores: thread t owns keys t and t + 64; K words sit XOR-swizzled by row pair
+//    ((row >> 1) & 3), so the 8 rows a quarter warp reads sit in distinct banks; q comes from
+//    shared memory as broadcast reads shared by both keys; each score is one sequential fma chain
+//    over d, the stages in d order.
 //  - max per head: warp trees, then the two warps through shared memory; p = exp_det(s - m) to
 //    shared memory as rows [key][head].
-//  - p.v: thread t owns dims 2t, 2t + 1 of every head of the chunk (D / 2 threads); it reads the V
-//    rows itself (4 bytes per key, a warp reads 128 contiguous bytes; 16 keys in flight, the first
-//    16 loaded before the max and p barriers) and p as broadcast rows; one fma chain per (head,
-//    dim) in key order.
+//  - p.v: thread t owns dims 2t, 2t + 1 of every head of the pass (D / 2 threads), V (4 bytes a
+//    key, a warp reads 128 contiguous bytes) and p (broadcast rows) from shared memory; one fma
+//    chain per (head, dim) in key order, the stages in key order.
 //  - l: one thread per head sums p in key order (the last warp, after its share of p.v).
 // One split's (acc, m, l) per head goes to part, or for a single split out = acc / l.
 template <int D, int HC, Bug B>
@@ -102,28 +126,49 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
     decode_split_kernel(const float* __restrict__ q, const uint16_t* __restrict__ kc, const uint16_t* __restrict__ vc,
                         int64_t L, int64_t ctx, int n_kv_head, int G, float scale, int n_split,
                         float* __restrict__ part, float* __restrict__ out) {
-    constexpr int W = D / 8;  // 16-byte words per K row
+    using Geo = SplitStages<D>;
     constexpr int PR = decode_prow(HC), PAIRS = D / 2;
     static_assert(kDecodeThreads == 64 && kSplit == 2 * kDecodeThreads, "two keys per thread");
     BITGATE_DYNAMIC_SMEM(smem4);
-    float* sq = reinterpret_cast<float*>(smem4);  // [HC][D]: the chunk's queries
-    float* sp = sq + HC * D;                       // [kSplit][PR]: p
-    float* smax = sp + kSplit * PR;                // [2][HC]: each warp's max
-    float* sl = smax + 2 * HC;                     // [HC]: l
+    uint8_t* ring = reinterpret_cast<uint8_t*>(smem4);                       // [kStageSlots][kStageBytes]
+    float* sq = reinterpret_cast<float*>(ring + kStageSlots * kStageBytes);  // [HC][D]: the pass's queries
+    float* sp = sq + HC * D;                                                  // [kSplit][PR]: p
+    float* smax = sp + kSplit * PR;                                           // [2][HC]: each warp's max
+    float* sl = smax + 2 * HC;                                                // [HC]: l
     const int t = threadIdx.x, lane = t % 32, warp = t / 32;
     const int kvh = blockIdx.y, c = blockIdx.x;
     const int64_t j0 = int64_t(c) * kSplit;
     allow_dependents();  // the combine may be scheduled now; it waits for this grid before reading part
     const int64_t limit = B == Bug::read_past_L ? ctx : L;  // the defect reads the poison after L
     const int nk = int(min(int64_t(kSplit), limit - j0));
-    // Keys past nk read row nk - 1 (in bounds, discarded) so that the loads need no branch.
-    const uint4* ka = reinterpret_cast<const uint4*>(kc + (int64_t(kvh) * ctx + j0 + min(t, nk - 1)) * D);
-    const uint4* kb = reinterpret_cast<const uint4*>(kc + (int64_t(kvh) * ctx + j0 + min(t + 64, nk - 1)) * D);
-    const uint32_t* vw = reinterpret_cast<const uint32_t*>(vc + (int64_t(kvh) * ctx + j0) * D) + t;
+    const uint16_t* const kbase = kc + (int64_t(kvh) * ctx + j0) * D;
+    const uint16_t* const vbase = vc + (int64_t(kvh) * ctx + j0) * D;
+    // Stage s into slot s % 2 (then one commit group, empty past the last stage); rows past nk
+    // copy row nk - 1 (in bounds, never used), so the copies need no branch.
+    auto issue = [&](int s) {
+        if (s < Geo::STAGES) {
+            uint8_t* const slot = ring + (s % kStageSlots) * kStageBytes;
+            BITGATE_UNROLL
+            for (int k = 0; k < Geo::COPIES; ++k) {
+                const int i = t + k * kDecodeThreads;
+                if (s < Geo::KSTAGES) {
+                    const int row = i / Geo::KW, w = i % Geo::KW;
+                    cp_async16(slot + row * (Geo::KW * 16) + 16 * (w ^ ((row / Geo::RPL) % Geo::KW)),
+                               kbase + int64_t(min(row, nk - 1)) * D + (s * Geo::KW + w) * 8);
+                } else {
+                    const int key = (s - Geo::KSTAGES) * Geo::VK + i / Geo::W, w = i % Geo::W;
+                    cp_async16(slot + (i / Geo::W) * (D * 2) + 16 * w, vbase + int64_t(min(key, nk - 1)) * D + w * 8);
+                }
+            }
+        }
+        cp_async_commit();  // an empty group past the last stage keeps the waits' count uniform
+    };
 
     for (int g0 = 0; g0 < G; g0 += HC) {
         const int hc = min(HC, G - g0);
-        __syncthreads();  // the previous chunk's readers of sq and sp are done
+        __syncthreads();  // the previous pass's readers of the ring, sq and sp are done
+        BITGATE_UNROLL
+        for (int s = 0; s < kStageSlots; ++s) issue(s);
         for (int i = t; i < HC * (D / 4); i += kDecodeThreads) {
             const int g = i / (D / 4), w = i % (D / 4);
             float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
@@ -131,53 +176,39 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
             if (g < hc) v = __ldg(reinterpret_cast<const float4*>(q + h * D) + w);
             reinterpret_cast<float4*>(sq)[i] = v;
         }
-        __syncthreads();
 
         float sa[HC], sb[HC];
         BITGATE_UNROLL
         for (int g = 0; g < HC; ++g) sa[g] = sb[g] = 0.0f;
-        {
-            const float4* sq4 = reinterpret_cast<const float4*>(sq);
-            uint4 na[4], nb[4];
+        const float4* sq4 = reinterpret_cast<const float4*>(sq);
+        const int sw = (t / Geo::RPL) % Geo::KW;  // rows t and t + 64 share their swizzle
+        BITGATE_NO_UNROLL
+        for (int s = 0; s < Geo::KSTAGES; ++s) {
+            cp_async_wait<kStageSlots - 1>();  // stage s landed (this thread's copies) ...
+            __syncthreads();                    // ... and everyone's (and sq, at s = 0)
+            const uint4* ka = reinterpret_cast<const uint4*>(ring + (s % kStageSlots) * kStageBytes) + t * Geo::KW;
+            const uint4* kb = ka + 64 * Geo::KW;
             BITGATE_UNROLL
-            for (int w = 0; w < 4; ++w) na[w] = __ldg(ka + w), nb[w] = __ldg(kb + w);
-            BITGATE_NO_UNROLL
-            for (int i0 = 0; i0 < W; i0 += 4) {
-                uint4 ca[4], cb[4];
+            for (int w = 0; w < Geo::KW; ++w) {
+                float fa[8], fb[8];
+                unpack8(ka[w ^ sw], fa);
+                unpack8(kb[w ^ sw], fb);
+                const int qw = 2 * (s * Geo::KW + w);
                 BITGATE_UNROLL
-                for (int w = 0; w < 4; ++w) ca[w] = na[w], cb[w] = nb[w];
-                if (i0 + 4 < W) {
+                for (int g = 0; g < HC; ++g) {
+                    const float4 qa = sq4[g * (D / 4) + qw], qb = sq4[g * (D / 4) + qw + 1];
+                    const float qv[8] = {qa.x, qa.y, qa.z, qa.w, qb.x, qb.y, qb.z, qb.w};
+                    float x = sa[g], y = sb[g];
                     BITGATE_UNROLL
-                    for (int w = 0; w < 4; ++w) na[w] = __ldg(ka + i0 + 4 + w), nb[w] = __ldg(kb + i0 + 4 + w);
-                }
-                BITGATE_UNROLL
-                for (int w = 0; w < 4; ++w) {
-                    float fa[8], fb[8];
-                    unpack8(ca[w], fa);
-                    unpack8(cb[w], fb);
-                    BITGATE_UNROLL
-                    for (int g = 0; g < HC; ++g) {
-                        const float4 qa = sq4[g * (D / 4) + 2 * (i0 + w)], qb = sq4[g * (D / 4) + 2 * (i0 + w) + 1];
-                        const float qv[8] = {qa.x, qa.y, qa.z, qa.w, qb.x, qb.y, qb.z, qb.w};
-                        float x = sa[g], y = sb[g];
-                        BITGATE_UNROLL
-                        for (int e = 0; e < 8; ++e) {
-                            x = fmaf(qv[e], fa[e], x);
-                            y = fmaf(qv[e], fb[e], y);
-                        }
-                        sa[g] = x, sb[g] = y;
+                    for (int e = 0; e < 8; ++e) {
+                        x = fmaf(qv[e], fa[e], x);
+                        y = fmaf(qv[e], fb[e], y);
                     }
+                    sa[g] = x, sb[g] = y;
                 }
             }
-        }
-        // The first kVAhead keys of V, loaded before the max and p barriers so that their latency
-        // hides behind them (a full split only; the last one loads its clamped rows below).
-        constexpr int kVAhead = 16;
-        const bool full = nk == kSplit;
-        uint32_t nv[kVAhead];
-        if (t < PAIRS && full) {
-            BITGATE_UNROLL
-            for (int e = 0; e < kVAhead; ++e) nv[e] = __ldg(vw + e * PAIRS);
+            __syncthreads();  // every thread is done with the slot
+            issue(s + kStageSlots);
         }
         const bool va = t < nk, vb = t + 64 < nk;
         BITGATE_UNROLL
@@ -190,59 +221,58 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
             if (lane == 0) smax[warp * HC + g] = m;
         }
         __syncthreads();
-        BITGATE_UNROLL
-        for (int g = 0; g < HC; ++g) {
-            const float m = max_of(smax[g], smax[HC + g]);
-            if (va) sp[t * PR + g] = exp_det(sa[g] - m);
-            if (vb) sp[(t + 64) * PR + g] = exp_det(sb[g] - m);
+        {  // a key's p row as 16-byte stores (scalar ones, 32 bytes apart, met 8-way bank conflicts)
+            float pa[PR], pb[PR];
+            BITGATE_UNROLL
+            for (int g = 0; g < PR; ++g) {
+                const float m = g < HC ? max_of(smax[g], smax[HC + g]) : 0.0f;
+                pa[g] = g < HC && va ? exp_det(sa[g] - m) : 0.0f;
+                pb[g] = g < HC && vb ? exp_det(sb[g] - m) : 0.0f;
+            }
+            BITGATE_UNROLL
+            for (int r = 0; r < PR; r += 4) {
+                if (va) *reinterpret_cast<float4*>(sp + t * PR + r) = make_float4(pa[r], pa[r + 1], pa[r + 2], pa[r + 3]);
+                if (vb)
+                    *reinterpret_cast<float4*>(sp + (t + 64) * PR + r) = make_float4(pb[r], pb[r + 1], pb[r + 2], pb[r + 3]);
+            }
         }
-        __syncthreads();
 
         float acc[HC][2];
         BITGATE_UNROLL
         for (int g = 0; g < HC; ++g) acc[g][0] = acc[g][1] = 0.0f;
-        if (t < PAIRS) {
-            // One key: both dims of every head of the pass; p as 16-byte broadcast reads.
-            auto step = [&](uint32_t v2, int j) {
-                const float v0 = h2f(v2 & 0xffffu), v1 = h2f(v2 >> 16);
-                float p[PR];
-                BITGATE_UNROLL
-                for (int r = 0; r < PR; r += 4) {
-                    const float4 x = *reinterpret_cast<const float4*>(sp + j * PR + r);
-                    p[r] = x.x, p[r + 1] = x.y, p[r + 2] = x.z, p[r + 3] = x.w;
-                }
-                BITGATE_UNROLL
-                for (int g = 0; g < HC; ++g) {
-                    acc[g][0] = fmaf(p[g], v0, acc[g][0]);
-                    acc[g][1] = fmaf(p[g], v1, acc[g][1]);
-                }
-            };
-            uint32_t cv[kVAhead];
-            if (full) {  // every split but a cache's last: kVAhead keys in flight, no guards
-                const uint32_t* vp = vw;
-                BITGATE_NO_UNROLL
-                for (int j = 0; j < kSplit - kVAhead; j += kVAhead) {
-                    vp += kVAhead * PAIRS;
+        BITGATE_NO_UNROLL
+        for (int vs = 0; vs < Geo::VSTAGES; ++vs) {
+            const int s = Geo::KSTAGES + vs;
+            cp_async_wait<kStageSlots - 1>();
+            __syncthreads();  // the stage is everyone's; p written (at vs = 0)
+            const int jb = vs * Geo::VK, je = min(jb + Geo::VK, nk);
+            if (t < PAIRS && jb < je) {
+                const uint32_t* vrow = reinterpret_cast<const uint32_t*>(ring + (s % kStageSlots) * kStageBytes) + t;
+                auto step = [&](int j) {
+                    const uint32_t v2 = vrow[(j - jb) * PAIRS];
+                    const float v0 = h2f(v2 & 0xffffu), v1 = h2f(v2 >> 16);
+                    float p[PR];
                     BITGATE_UNROLL
-                    for (int e = 0; e < kVAhead; ++e) cv[e] = nv[e], nv[e] = __ldg(vp + e * PAIRS);
+                    for (int r = 0; r < PR; r += 4) {
+                        const float4 x = *reinterpret_cast<const float4*>(sp + j * PR + r);
+                        p[r] = x.x, p[r + 1] = x.y, p[r + 2] = x.z, p[r + 3] = x.w;
+                    }
                     BITGATE_UNROLL
-                    for (int e = 0; e < kVAhead; ++e) step(cv[e], j + e);
-                }
-                BITGATE_UNROLL
-                for (int e = 0; e < kVAhead; ++e) step(nv[e], kSplit - kVAhead + e);
-            } else {  // the last split: 8 keys in flight, loads clamped to its last key, keys past nk skipped
-                auto vload = [&](int j) { return __ldg(vw + int64_t(min(j, nk - 1)) * PAIRS); };
-                BITGATE_UNROLL
-                for (int e = 0; e < 8; ++e) nv[e] = vload(e);
-                BITGATE_NO_UNROLL
-                for (int j = 0; j < nk; j += 8) {
-                    BITGATE_UNROLL
-                    for (int e = 0; e < 8; ++e) cv[e] = nv[e], nv[e] = vload(j + 8 + e);
-                    BITGATE_UNROLL
-                    for (int e = 0; e < 8; ++e)
-                        if (j + e < nk) step(cv[e], j + e);
+                    for (int g = 0; g < HC; ++g) {
+                        acc[g][0] = fmaf(p[g], v0, acc[g][0]);
+                        acc[g][1] = fmaf(p[g], v1, acc[g][1]);
+                    }
+                };
+                if (je - jb == Geo::VK) {
+                    BITGATE_UNROLL8
+                    for (int j = jb; j < je; ++j) step(j);
+                } else {
+                    BITGATE_NO_UNROLL
+                    for (int j = jb; j < je; ++j) step(j);
                 }
             }
+            __syncthreads();  // every thread is done with the slot
+            issue(s + kStageSlots);
         }
         if (warp == 1 && lane < hc) {  // l of head lane, in key order
             float l = 0.0f;
@@ -262,17 +292,16 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
             for (int g = 0; g < HC; ++g) {
                 if (g >= hc) break;
                 const int h = head_of<B>(kvh, g0 + g, G, n_kv_head);
-                float2 r;
                 if (n_split == 1) {
-                    r = make_float2(acc[g][0] / sl[g], acc[g][1] / sl[g]);
-                    reinterpret_cast<float2*>(out + int64_t(h) * D)[t] = r;
+                    reinterpret_cast<float2*>(out + int64_t(h) * D)[t] = make_float2(acc[g][0] / sl[g], acc[g][1] / sl[g]);
                 } else {
-                    r = make_float2(acc[g][0], acc[g][1]);
-                    reinterpret_cast<float2*>(part + (int64_t(h) * n_split + c) * (D + kPartPad))[t] = r;
+                    reinterpret_cast<float2*>(part + (int64_t(h) * n_split + c) * (D + kPartPad))[t] =
+                        make_float2(acc[g][0], acc[g][1]);
                 }
             }
         }
     }
+    cp_async_wait<0>();
 }
 
 // ---- decode, pipelined: the kernel for groups of up to 8 query heads ---------------------------
@@ -290,14 +319,14 @@ inline int64_t decode_pipe_splits_per_block(int64_t n_split, int64_t n_kv_head) 
 
 // Which decode kernel a shape takes (both follow the one order: the choice moves no bit). The
 // pipelined kernel for groups of up to 8 heads while the cache has fewer (split, kv head) pairs
-// than 1,024 at head_dim 128 or 512 at head_dim 64; from there on the split kernel, whose
-// one-split blocks then fill the card in one wave. Measured on the H200 (bench/RESULTS.md,
-// 2026-12-02, fifth), each kernel alone, back to back: head_dim 128, group 7: 1,024 pairs (L =
-// 32768) split 27.7 us against pipelined 39.1, 128 pairs 9.1 against 9.0, 32 pairs 10.1 against
-// 8.8; group 4, 256 pairs: 15.8 against 10.5; head_dim 64, group 7: 512 pairs (the 0.5B shape at
-// L = 32768) split 12.6 against 14.2, 64 pairs 7.5 against 6.0.
+// than 256 at head_dim 128 or 512 at head_dim 64; from there on, and for larger groups, the split
+// kernel, whose one-split blocks then fill the card. Measured on the H200 (bench/RESULTS.md,
+// 2026-12-04), each kernel alone, back to back, group 7: head_dim 128, 128 pairs (L = 4096) split
+// 10.2 us against pipelined 9.1, 256 pairs 11.5 against 13.0, 512 pairs 15.8 against 22.2, 1,024
+// pairs 26.7 against 39.5; head_dim 64, 256 pairs 8.6 against 7.6, 512 pairs (the 0.5B shape at
+// L = 32768) 11.5 against 13.6; group 4, head_dim 128, 128 pairs 8.3 against 6.6.
 inline bool decode_uses_pipe(int64_t n_split, int64_t n_kv_head, int64_t G, int64_t head_dim) {
-    return G <= 8 && n_split * n_kv_head < (head_dim <= 64 ? 512 : 1024);
+    return G <= 8 && n_split * n_kv_head < (head_dim <= 64 ? 512 : 256);
 }
 
 inline size_t decode_pipe_smem_bytes(int D, int G) {

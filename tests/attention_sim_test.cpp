@@ -77,13 +77,19 @@ std::vector<float> prefill(const Inputs& in) {
     return out;
 }
 
+// Which decode kernel runs: the launcher's choice (decode_uses_pipe), or one forced: the split
+// kernel, or the pipelined one with at least two splits a block (the launcher gives it one split
+// a block, since it sends caches of 512 pairs and more to the split kernel).
+enum class Pick { launcher, split, pipe_runs };
+
 template <int D, k::Bug B = k::Bug::none>
-std::vector<float> decode(const Inputs& in) {
+std::vector<float> decode(const Inputs& in, Pick pick = Pick::launcher) {
     std::vector<float> out(in.q.size(), kPoison);
     const int n_split = int(attn_splits(in.L)), G = int(in.H / in.KV);
     std::vector<float> part(size_t(in.H * n_split * (D + k::kPartPad)), kPoison);
-    if (k::decode_uses_pipe(n_split, in.KV, G, D)) {  // the launcher's choice: the pipelined kernel
-        const int per = int(k::decode_pipe_splits_per_block(n_split, in.KV));
+    const bool pipe = pick == Pick::pipe_runs || (pick == Pick::launcher && k::decode_uses_pipe(n_split, in.KV, G, D));
+    if (pipe) {
+        const int per = std::max(int(k::decode_pipe_splits_per_block(n_split, in.KV)), pick == Pick::pipe_runs ? 2 : 1);
         k::launch((n_split + per - 1) / per, int(in.KV), k::kPipeThreads, k::decode_pipe_smem_bytes(D, G), [&] {
             auto run = [&](auto kernel) {
                 kernel(in.q.data(), in.kc.data(), in.vc.data(), in.L, in.ctx, int(in.KV), G, attention_scale(D),
@@ -95,7 +101,7 @@ std::vector<float> decode(const Inputs& in) {
                 default: return run(k::decode_pipe_kernel<D, 8, B>);
             }
         });
-    } else {  // the split kernel (more than 8 heads a group: passes of HC heads)
+    } else {  // the split kernel (long caches, groups over 8 heads: passes of HC heads; or forced)
         k::launch(n_split, int(in.KV), k::kDecodeThreads, k::decode_smem_bytes(D, G), [&] {
             auto run = [&](auto kernel) {
                 kernel(in.q.data(), in.kc.data(), in.vc.data(), in.L, in.ctx, int(in.KV), G, attention_scale(D),
@@ -143,11 +149,11 @@ TEST(AttentionSim, PrefillKernelEqualsModel) {
 
 TEST(AttentionSim, DecodeKernelsEqualModel) {
     // 1 split (no combine), split edges, 3 splits, groups over 8 heads (several passes of the
-    // score and p.v loops; 14 heads: two passes of 7), and 258 splits (two combine chunks; with two
-    // kv heads at head_dim 128 the pipelined kernel runs two splits a block, its ring of slots
-    // wrapping around). Groups of up to 8 heads take the pipelined kernel, larger ones the split
-    // kernel; so do the 1,032 (split, kv head) pairs of 33,000 keys over 4 kv heads, and the 516
-    // pairs over 2 kv heads at head_dim 64 (decode_uses_pipe).
+    // score and p.v loops; 14 heads: two passes of 7), and 258 splits (two combine chunks). Short
+    // caches of groups up to 8 heads take the pipelined kernel, larger groups the split kernel; so
+    // do the 1,032 (split, kv head) pairs of 33,000 keys over 4 kv heads and the 516 pairs over 2
+    // (decode_uses_pipe). The pipelined kernel also runs those 516 pairs two splits a block (its
+    // ring of slots wrapping around), the split kernel every shorter shape (the next test).
     for (const S& s : {S{1, 1, 5, 4, 2, "uniform"}, S{1, 128, 140, 14, 2, "outliers"}, S{1, 129, 129, 7, 1, "normal"},
                        S{1, 300, 310, 4, 2, "zeros"}, S{1, 200, 210, 12, 1, "normal"}, S{1, 5, 9, 64, 1, "outliers"},
                        S{1, 260, 270, 14, 1, "normal"},
@@ -155,11 +161,18 @@ TEST(AttentionSim, DecodeKernelsEqualModel) {
                        S{1, 33000, 33001, 4, 4, "uniform"}}) {
         const Inputs a = make(s.n_q, s.L, s.ctx, s.H, s.KV, 64, s.profile);
         EXPECT_TRUE(same(decode<64>(a), model(a))) << "D 64 L " << s.L << ": " << first_diff(decode<64>(a), model(a));
-        // One head dim is enough for the long ones, but for the 2 x 2 one: at head_dim 128 its 516
-        // pairs take the pipelined kernel, two splits a block (at 64, the split kernel).
+        if (s.H == 2 && s.KV == 2) {
+            EXPECT_TRUE(same(decode<64>(a, Pick::pipe_runs), model(a)))
+                << "pipelined, runs of splits: " << first_diff(decode<64>(a, Pick::pipe_runs), model(a));
+        }
+        // One head dim is enough for the long ones, but for the 2 x 2 one.
         if (s.L > 1000 && !(s.H == 2 && s.KV == 2)) continue;
         const Inputs b = make(s.n_q, s.L, s.ctx, s.H, s.KV, 128, s.profile);
         EXPECT_TRUE(same(decode<128>(b), model(b))) << "D 128 L " << s.L << ": " << first_diff(decode<128>(b), model(b));
+        if (s.H == 2 && s.KV == 2) {
+            EXPECT_TRUE(same(decode<128>(b, Pick::pipe_runs), model(b)))
+                << "pipelined, runs of splits: " << first_diff(decode<128>(b, Pick::pipe_runs), model(b));
+        }
     }
 }
 
@@ -226,5 +239,19 @@ TEST(AttentionSim, CombineEqualsTheModelsFoldOverManyChunks) {
         k::launch(H, D / k::kCombineDims, k::kCombineThreads, 0,
                   [&] { k::decode_combine_kernel<D, k::Bug::none, false>(part.data(), n_split, got.data()); });
         EXPECT_TRUE(same(got, want)) << "loop, " << n_split << " splits: " << first_diff(got, want);
+    }
+}
+
+TEST(AttentionSim, SplitKernelEqualsModelOnShortCaches) {
+    // The launcher sends groups of up to 8 heads with short caches to the pipelined kernel; the
+    // split kernel must hold there too: one split, a ragged last split, stages past the last key,
+    // groups of 4, 7, 8 and passes of heads (12, 14).
+    for (const S& s : {S{1, 1, 5, 4, 2, "uniform"}, S{1, 5, 9, 7, 1, "uniform"}, S{1, 128, 130, 14, 2, "outliers"},
+                       S{1, 129, 140, 8, 1, "normal"}, S{1, 300, 310, 12, 1, "zeros"}, S{1, 1000, 1003, 28, 4, "uniform"},
+                       S{1, 700, 700, 6, 2, "normal"}}) {
+        const Inputs a = make(s.n_q, s.L, s.ctx, s.H, s.KV, 64, s.profile);
+        const Inputs b = make(s.n_q, s.L, s.ctx, s.H, s.KV, 128, s.profile);
+        EXPECT_TRUE(same(decode<64>(a, Pick::split), model(a))) << "D 64 L " << s.L << ": " << first_diff(decode<64>(a, Pick::split), model(a));
+        EXPECT_TRUE(same(decode<128>(b, Pick::split), model(b))) << "D 128 L " << s.L << ": " << first_diff(decode<128>(b, Pick::split), model(b));
     }
 }
