@@ -19,6 +19,7 @@
 #endif
 
 #include <cstdint>
+#include <type_traits>
 
 #include "bitgate/attention_order.hpp"
 #include "bitgate/exp.hpp"
@@ -119,7 +120,8 @@ inline size_t decode_smem_bytes(int D, int G) {
 //  - p.v: thread t owns dims 2t, 2t + 1 of every head of the pass (D / 2 threads), V (4 bytes a
 //    key, a warp reads 128 contiguous bytes) and p (broadcast rows) from shared memory; one fma
 //    chain per (head, dim) in key order, the stages in key order.
-//  - l: one thread per head sums p in key order (the last warp, after its share of p.v).
+//  - l: one thread per head sums p in key order (the last warp, inside p.v at head_dim 128,
+//    after its share of it at 64).
 // One split's (acc, m, l) per head goes to part, or for a single split out = acc / l.
 template <int D, int HC, Bug B>
 __global__ void __launch_bounds__(kDecodeThreads, 8)
@@ -143,23 +145,40 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
     const int nk = int(min(int64_t(kSplit), limit - j0));
     const uint16_t* const kbase = kc + (int64_t(kvh) * ctx + j0) * D;
     const uint16_t* const vbase = vc + (int64_t(kvh) * ctx + j0) * D;
-    // Stage s into slot s % 2 (then one commit group, empty past the last stage); rows past nk
-    // copy row nk - 1 (in bounds, never used), so the copies need no branch.
+    // This thread's copies of a stage: word kw of K rows kr + k KSTEP, word vw of V rows
+    // vr + k VSTEP (k < COPIES), so that in a full split every copy is a fixed offset from one
+    // source and one destination address (the copies' address arithmetic was about 13% of
+    // the kernel's instructions). The swizzle of rows kr + k KSTEP is row kr's.
+    constexpr int KSTEP = kDecodeThreads / Geo::KW, VSTEP = kDecodeThreads / Geo::W;
+    static_assert(KSTEP % (Geo::RPL * Geo::KW) == 0, "a thread's K rows share their swizzle");
+    const int kr = t / Geo::KW, kw = t % Geo::KW, vr = t / Geo::W, vw = t % Geo::W;
+    const int kdst = kr * (Geo::KW * 16) + 16 * (kw ^ ((kr / Geo::RPL) % Geo::KW)), vdst = vr * (D * 2) + 16 * vw;
+    const bool full = nk == kSplit;
+    // Stage s into slot s % 2, then one commit group (empty past the last stage). In the last
+    // split, rows past nk copy row nk - 1 (in bounds, never used).
     auto issue = [&](int s) {
         if (s < Geo::STAGES) {
             uint8_t* const slot = ring + (s % kStageSlots) * kStageBytes;
-            BITGATE_UNROLL
-            for (int k = 0; k < Geo::COPIES; ++k) {
-                const int i = t + k * kDecodeThreads;
-                if (s < Geo::KSTAGES) {
-                    const int row = i / Geo::KW, w = i % Geo::KW;
-                    cp_async16(slot + row * (Geo::KW * 16) + 16 * (w ^ ((row / Geo::RPL) % Geo::KW)),
-                               kbase + int64_t(min(row, nk - 1)) * D + (s * Geo::KW + w) * 8);
+            // Rows r0 + k RSTEP of src, into dst + k DSTEP (strides known at compile time).
+            auto copy = [&](auto rstep, auto dstep, uint8_t* dst, const uint16_t* src, int r0) {
+                if (full) {
+                    const uint16_t* const row0 = src + int64_t(r0) * D;
+                    BITGATE_UNROLL
+                    for (int k = 0; k < Geo::COPIES; ++k)
+                        cp_async16(dst + k * decltype(dstep)::value, row0 + k * decltype(rstep)::value * D);
                 } else {
-                    const int key = (s - Geo::KSTAGES) * Geo::VK + i / Geo::W, w = i % Geo::W;
-                    cp_async16(slot + (i / Geo::W) * (D * 2) + 16 * w, vbase + int64_t(min(key, nk - 1)) * D + w * 8);
+                    BITGATE_UNROLL
+                    for (int k = 0; k < Geo::COPIES; ++k)
+                        cp_async16(dst + k * decltype(dstep)::value,
+                                   src + int64_t(min(r0 + k * decltype(rstep)::value, nk - 1)) * D);
                 }
-            }
+            };
+            if (s < Geo::KSTAGES)
+                copy(std::integral_constant<int, KSTEP>{}, std::integral_constant<int, KSTEP * Geo::KW * 16>{},
+                     slot + kdst, kbase + s * Geo::KW * 8 + kw * 8, kr);
+            else
+                copy(std::integral_constant<int, VSTEP>{}, std::integral_constant<int, VSTEP * D * 2>{}, slot + vdst,
+                     vbase + vw * 8, (s - Geo::KSTAGES) * Geo::VK + vr);
         }
         cp_async_commit();  // an empty group past the last stage keeps the waits' count uniform
     };
@@ -240,6 +259,11 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
         float acc[HC][2];
         BITGATE_UNROLL
         for (int g = 0; g < HC; ++g) acc[g][0] = acc[g][1] = 0.0f;
+        // l of head `lane` in key order: at head_dim 128 (every thread in p.v) the last warp's
+        // lanes sum it inside the p.v loop, so that its 128-long chain does not follow the loop.
+        constexpr bool kLInLoop = PAIRS == kDecodeThreads;
+        const bool lsum = kLInLoop && warp == 1 && lane < hc;
+        float l = 0.0f;
         BITGATE_NO_UNROLL
         for (int vs = 0; vs < Geo::VSTAGES; ++vs) {
             const int s = Geo::KSTAGES + vs;
@@ -262,6 +286,7 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
                         acc[g][0] = fmaf(p[g], v0, acc[g][0]);
                         acc[g][1] = fmaf(p[g], v1, acc[g][1]);
                     }
+                    if (lsum) l = l + sp[j * PR + lane];
                 };
                 if (je - jb == Geo::VK) {
                     BITGATE_UNROLL8
@@ -275,9 +300,10 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
             issue(s + kStageSlots);
         }
         if (warp == 1 && lane < hc) {  // l of head lane, in key order
-            float l = 0.0f;
-            BITGATE_UNROLL8
-            for (int j = 0; j < nk; ++j) l = l + sp[j * PR + lane];
+            if constexpr (!kLInLoop) {
+                BITGATE_UNROLL8
+                for (int j = 0; j < nk; ++j) l = l + sp[j * PR + lane];
+            }
             sl[lane] = l;
             if (n_split > 1) {
                 const int h = head_of<B>(kvh, g0 + lane, G, n_kv_head);
