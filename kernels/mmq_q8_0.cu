@@ -33,12 +33,17 @@ MmqTiling choose_mma(int64_t n, int64_t N, int sms) {
 // `wgmma` (one 128 x 128 CTA an SM) where it is built and the device runs it, once the shape
 // gives at least half the card a CTA: measured faster than the mma.sync tiles there (112 CTAs,
 // 3584 x 3584 at n = 512: 177.5 against 140.9 TOPS), 2x slower at 28 CTAs (the 0.5B's 896-row
-// matrices at n = 512): bench/RESULTS.md, 2026-12-03, second and third. Every choice is in the
-// one claim group, so the device and the shape decide speed only.
+// matrices at n = 512): bench/RESULTS.md, 2026-12-03, second and third. A grid of more than one
+// wave must also fill two thirds of the slots its waves hold: 152 CTAs (4864 x 896 at n = 512,
+// 1.15 waves) ran 10 us slower a call in the 0.5B forward than t64x64 (608 CTAs, three an SM),
+// which it takes instead (RESULTS, 2026-12-04). Every choice is in the one claim group, so the
+// device and the shape decide speed only.
 MmqTiling choose(int64_t n, int64_t N) {
     const int sms = sm_count();  // the shared count: an override reaches this choice
 #if defined(BITGATE_HAVE_SM90A)
-    if (2 * ctas_of<mmq_impl::Tile128x128>(n, N) >= sms && mmq_q8_0_wgmma_runs_here()) return MmqTiling::wgmma;
+    const int64_t ctas = ctas_of<mmq_impl::Tile128x128>(n, N), waves = (ctas + sms - 1) / sms;
+    if (2 * ctas >= sms && mmq_q8_0_wgmma_runs_here())
+        return waves == 1 || 3 * ctas >= 2 * int64_t(sms) * waves ? MmqTiling::wgmma : MmqTiling::t64x64;
 #endif
     return choose_mma(n, N, sms);
 }
