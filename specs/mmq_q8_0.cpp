@@ -197,7 +197,7 @@ FamilySpec spec() {
                        cuda::MmqTiling::mma),
                 tiling("dispatch",
                        "what the forward calls (automatic): wgmma on sm_90a where the shape gives half the card a "
-                       "128x128 CTA, else mma",
+                       "128x128 CTA and fills 2/3 of its waves (else t64x64), else mma",
                        cuda::MmqTiling::automatic),
                 tiling("t128x128", "128 tokens x 128 rows per CTA, 8 warps of 64x32", cuda::MmqTiling::t128x128),
                 tiling("t64x128", "64 tokens x 128 rows per CTA, 4 warps of 64x32", cuda::MmqTiling::t64x128),
