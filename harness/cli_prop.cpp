@@ -43,11 +43,23 @@ rc::Gen<int64_t> dim_gen(const Dim& d) {
 }
 
 int prop_family(const FamilySpec& f, const PropOpts& p, bool device, size_t& shapes, std::vector<Result>& failures) {
+    const auto real = real_variants(f);
+    // --variant may name variants of other families only (it must match some family: the caller
+    // checks that): say so and search nothing here, rather than report every shape as discarded.
+    const auto selected = [&](const VariantSpec* v) {
+        return p.variants.empty() || std::find(p.variants.begin(), p.variants.end(), v->name) != p.variants.end();
+    };
+    if (std::none_of(real.begin(), real.end(), selected)) {
+        std::string names;
+        for (const VariantSpec* v : real) names += (names.empty() ? "" : ", ") + v->name;
+        std::printf("prop %s: no variant of it selected by --variant (its variants: %s): not searched\n", f.name.c_str(),
+                    names.c_str());
+        return exit_ok;
+    }
     CheckSession session(CheckOptions{.variants = p.variants, .device = device, .golden = false, .case_timeout_s = p.case_timeout});
     std::string last_line;
     std::vector<Result> last_fail;
     size_t runs = 0;
-    const auto real = real_variants(f);
     // Drawn for the cases RapidCheck counts; gone before it prints its verdict or shrinks.
     Progress progress("cases");
     bool failing = false;
@@ -63,9 +75,7 @@ int prop_family(const FamilySpec& f, const PropOpts& p, bool device, size_t& sha
         const std::string profile = *rc::gen::elementOf(f.profiles).as("profile");
         CaseGroup g{.family = &f, .catalog = "prop", .where = "prop", .shape = s, .seed = seed, .profile = profile};
         for (const VariantSpec* v : real)
-            if ((p.variants.empty() || std::find(p.variants.begin(), p.variants.end(), v->name) != p.variants.end()) &&
-                shape_problem(f, v, s).empty())
-                g.variants.push_back(v);
+            if (selected(v) && shape_problem(f, v, s).empty()) g.variants.push_back(v);
         RC_PRE(!g.variants.empty());
         ++runs;
         if (!failing) progress(runs - 1, p.count, f.name);

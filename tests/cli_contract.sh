@@ -69,6 +69,8 @@ expect 2 '--catalog nosuch: no such catalog .*known: .*regressions' -- "$bg" che
 expect 2 '--catalog nosuch: no such catalog' -- "$bg" golden check --catalog nosuch
 expect 2 "--profile nosuch: unknown profile for quantize_q8_0" -- "$bg" run --family quantize_q8_0 --variant v1 --shape k=896 --profile nosuch --out "$tmp"
 expect 2 '--variant nosuch: no such variant' -- "$bg" prop --host-only --family quantize_q8_0 --variant nosuch --count 3
+# a variant of one of two families: the other is named as not searched, not failed with an empty counterexample
+expect 0 'prop quantize_q8_0: no variant of it selected by --variant' -- "$bg" prop --host-only --family add quantize_q8_0 --variant inplace --count 2
 expect 1 'the selection has no cases' -- "$bg" check --host-only --family quantize_q8_0 --filter nomatch
 expect 0 '0 cases' -- "$bg" check --host-only --family quantize_q8_0 --filter nomatch --allow-empty
 expect 2 'not a regular expression' -- "$bg" check --host-only --filter '('
