@@ -251,7 +251,9 @@ TEST(AttentionSim, SplitKernelEqualsModelOnShortCaches) {
                        S{1, 700, 700, 6, 2, "normal"}}) {
         const Inputs a = make(s.n_q, s.L, s.ctx, s.H, s.KV, 64, s.profile);
         const Inputs b = make(s.n_q, s.L, s.ctx, s.H, s.KV, 128, s.profile);
-        EXPECT_TRUE(same(decode<64>(a, Pick::split), model(a))) << "D 64 L " << s.L << ": " << first_diff(decode<64>(a, Pick::split), model(a));
-        EXPECT_TRUE(same(decode<128>(b, Pick::split), model(b))) << "D 128 L " << s.L << ": " << first_diff(decode<128>(b, Pick::split), model(b));
+        EXPECT_TRUE(same(decode<64>(a, Pick::split), model(a)))
+            << "D 64 L " << s.L << ": " << first_diff(decode<64>(a, Pick::split), model(a));
+        EXPECT_TRUE(same(decode<128>(b, Pick::split), model(b)))
+            << "D 128 L " << s.L << ": " << first_diff(decode<128>(b, Pick::split), model(b));
     }
 }
