@@ -79,7 +79,7 @@ std::vector<float> prefill(const Inputs& in) {
 
 // Which decode kernel runs: the launcher's choice (decode_uses_pipe), or one forced: the split
 // kernel, or the pipelined one with at least two splits a block (the launcher gives it one split
-// a block, since it sends caches of 512 pairs and more to the split kernel).
+// a block, since it sends caches of 256 pairs and more (512 at head_dim 64) to the split kernel).
 enum class Pick { launcher, split, pipe_runs };
 
 template <int D, k::Bug B = k::Bug::none>
