@@ -117,11 +117,10 @@ inline size_t decode_smem_bytes(int D, int G) {
 //    over d, the stages in d order.
 //  - max per head: warp trees, then the two warps through shared memory; p = exp_det(s - m) to
 //    shared memory as rows [key][head].
-//  - p.v: thread t owns dims 2t, 2t + 1 of every head of the pass (D / 2 threads), V (4 bytes a
-//    key, a warp reads 128 contiguous bytes) and p (broadcast rows) from shared memory; one fma
-//    chain per (head, dim) in key order, the stages in key order.
-//  - l: one thread per head sums p in key order (the last warp, inside p.v at head_dim 128,
-//    after its share of it at 64).
+//  - p.v: every thread, owning dims 2t, 2t + 1 (head_dim 128) or dim t (64) of every head of the
+//    pass, V (a warp reads 128 or 64 contiguous bytes a key) and p (broadcast rows) from shared
+//    memory; one fma chain per (head, dim) in key order, the stages in key order.
+//  - l: one thread per head sums p in key order (the last warp's lanes, inside the p.v loop).
 // One split's (acc, m, l) per head goes to part, or for a single split out = acc / l.
 template <int D, int HC, Bug B>
 __global__ void __launch_bounds__(kDecodeThreads, 8)
@@ -129,7 +128,7 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
                         int64_t L, int64_t ctx, int n_kv_head, int G, float scale, int n_split,
                         float* __restrict__ part, float* __restrict__ out) {
     using Geo = SplitStages<D>;
-    constexpr int PR = decode_prow(HC), PAIRS = D / 2;
+    constexpr int PR = decode_prow(HC);
     static_assert(kDecodeThreads == 64 && kSplit == 2 * kDecodeThreads, "two keys per thread");
     BITGATE_DYNAMIC_SMEM(smem4);
     uint8_t* ring = reinterpret_cast<uint8_t*>(smem4);                       // [kStageSlots][kStageBytes]
@@ -256,13 +255,18 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
             }
         }
 
-        float acc[HC][2];
+        // p.v: every thread, dims DPT t .. DPT t + DPT - 1 (at head_dim 64 half the threads
+        // owning two dims each left the other warp idle: 7-19% slower, bench/RESULTS.md 2026-12-04, fifth).
+        constexpr int DPT = D / kDecodeThreads;
+        static_assert(DPT == 1 || DPT == 2, "head_dim 64 or 128");
+        using VWord = std::conditional_t<DPT == 2, uint32_t, uint16_t>;  // a thread's V elements of a key
+        float acc[HC][DPT];
         BITGATE_UNROLL
-        for (int g = 0; g < HC; ++g) acc[g][0] = acc[g][1] = 0.0f;
-        // l of head `lane` in key order: at head_dim 128 (every thread in p.v) the last warp's
-        // lanes sum it inside the p.v loop, so that its 128-long chain does not follow the loop.
-        constexpr bool kLInLoop = PAIRS == kDecodeThreads;
-        const bool lsum = kLInLoop && warp == 1 && lane < hc;
+        for (int g = 0; g < HC; ++g)
+            for (int e = 0; e < DPT; ++e) acc[g][e] = 0.0f;
+        // l of head `lane` in key order: the last warp's lanes sum it inside the p.v loop, so
+        // that its 128-long chain does not follow the loop.
+        const bool lsum = warp == 1 && lane < hc;
         float l = 0.0f;
         BITGATE_NO_UNROLL
         for (int vs = 0; vs < Geo::VSTAGES; ++vs) {
@@ -270,11 +274,13 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
             cp_async_wait<kStageSlots - 1>();
             __syncthreads();  // the stage is everyone's; p written (at vs = 0)
             const int jb = vs * Geo::VK, je = min(jb + Geo::VK, nk);
-            if (t < PAIRS && jb < je) {
-                const uint32_t* vrow = reinterpret_cast<const uint32_t*>(ring + (s % kStageSlots) * kStageBytes) + t;
+            if (jb < je) {
+                const VWord* vrow = reinterpret_cast<const VWord*>(ring + (s % kStageSlots) * kStageBytes) + t;
                 auto step = [&](int j) {
-                    const uint32_t v2 = vrow[(j - jb) * PAIRS];
-                    const float v0 = h2f(v2 & 0xffffu), v1 = h2f(v2 >> 16);
+                    const uint32_t vb = vrow[(j - jb) * kDecodeThreads];
+                    float v[DPT];
+                    v[0] = h2f(vb & 0xffffu);
+                    if constexpr (DPT == 2) v[DPT - 1] = h2f(vb >> 16);
                     float p[PR];
                     BITGATE_UNROLL
                     for (int r = 0; r < PR; r += 4) {
@@ -283,8 +289,8 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
                     }
                     BITGATE_UNROLL
                     for (int g = 0; g < HC; ++g) {
-                        acc[g][0] = fmaf(p[g], v0, acc[g][0]);
-                        acc[g][1] = fmaf(p[g], v1, acc[g][1]);
+                        BITGATE_UNROLL
+                        for (int e = 0; e < DPT; ++e) acc[g][e] = fmaf(p[g], v[e], acc[g][e]);
                     }
                     if (lsum) l = l + sp[j * PR + lane];
                 };
@@ -299,11 +305,7 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
             __syncthreads();  // every thread is done with the slot
             issue(s + kStageSlots);
         }
-        if (warp == 1 && lane < hc) {  // l of head lane, in key order
-            if constexpr (!kLInLoop) {
-                BITGATE_UNROLL8
-                for (int j = 0; j < nk; ++j) l = l + sp[j * PR + lane];
-            }
+        if (lsum) {
             sl[lane] = l;
             if (n_split > 1) {
                 const int h = head_of<B>(kvh, g0 + lane, G, n_kv_head);
@@ -313,17 +315,16 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
             }
         }
         if (n_split == 1) __syncthreads();  // sl written (the condition is the block's own)
-        if (t < PAIRS) {
-            BITGATE_UNROLL
-            for (int g = 0; g < HC; ++g) {
-                if (g >= hc) break;
-                const int h = head_of<B>(kvh, g0 + g, G, n_kv_head);
-                if (n_split == 1) {
-                    reinterpret_cast<float2*>(out + int64_t(h) * D)[t] = make_float2(acc[g][0] / sl[g], acc[g][1] / sl[g]);
-                } else {
-                    reinterpret_cast<float2*>(part + (int64_t(h) * n_split + c) * (D + kPartPad))[t] =
-                        make_float2(acc[g][0], acc[g][1]);
-                }
+        BITGATE_UNROLL
+        for (int g = 0; g < HC; ++g) {
+            if (g >= hc) break;
+            const int h = head_of<B>(kvh, g0 + g, G, n_kv_head);
+            float* const dst = n_split == 1 ? out + int64_t(h) * D : part + (int64_t(h) * n_split + c) * (D + kPartPad);
+            if constexpr (DPT == 2) {
+                reinterpret_cast<float2*>(dst)[t] = n_split == 1 ? make_float2(acc[g][0] / sl[g], acc[g][1] / sl[g])
+                                                                 : make_float2(acc[g][0], acc[g][1]);
+            } else {
+                dst[t] = n_split == 1 ? acc[g][0] / sl[g] : acc[g][0];
             }
         }
     }
@@ -344,15 +345,16 @@ inline int64_t decode_pipe_splits_per_block(int64_t n_split, int64_t n_kv_head) 
 }
 
 // Which decode kernel a shape takes (both follow the one order: the choice moves no bit). The
-// pipelined kernel for groups of up to 8 heads while the cache has fewer (split, kv head) pairs
-// than 256 at head_dim 128 or 512 at head_dim 64; from there on, and for larger groups, the split
-// kernel, whose one-split blocks then fill the card. Measured on the H200 (bench/RESULTS.md,
-// 2026-12-04), each kernel alone, back to back, group 7: head_dim 128, 128 pairs (L = 4096) split
-// 10.2 us against pipelined 9.1, 256 pairs 11.5 against 13.0, 512 pairs 15.8 against 22.2, 1,024
-// pairs 26.7 against 39.5; head_dim 64, 256 pairs 8.6 against 7.6, 512 pairs (the 0.5B shape at
-// L = 32768) 11.5 against 13.6; group 4, head_dim 128, 128 pairs 8.3 against 6.6.
-inline bool decode_uses_pipe(int64_t n_split, int64_t n_kv_head, int64_t G, int64_t head_dim) {
-    return G <= 8 && n_split * n_kv_head < (head_dim <= 64 ? 512 : 256);
+// pipelined kernel for groups of up to 8 heads while the cache has fewer than 256 (split, kv head)
+// pairs; from there on, and for larger groups, the split kernel, whose one-split blocks then fill
+// the card. Measured on the H200, each kernel alone, back to back, group 7 (bench/RESULTS.md,
+// 2026-12-04): head_dim 128, 128 pairs (L = 4096) split 10.2 us against pipelined 9.1, 256 pairs
+// 11.5 against 13.0, 512 pairs 15.8 against 22.2, 1,024 pairs 26.7 against 39.5; group 4, 128
+// pairs 8.3 against 6.6; head_dim 64 (2026-12-04, fifth, with every thread of the split kernel in
+// p.v), 128 pairs 6.4 against 6.2, 192 pairs 6.7 against 7.3, 256 pairs 7.5 against 8.6, 512 pairs
+// (the 0.5B shape at L = 32768) 10.4 against 13.9.
+inline bool decode_uses_pipe(int64_t n_split, int64_t n_kv_head, int64_t G) {
+    return G <= 8 && n_split * n_kv_head < 256;
 }
 
 inline size_t decode_pipe_smem_bytes(int D, int G) {

@@ -40,7 +40,7 @@ int launch_decode_d(const float* q, const uint16_t* kc, const uint16_t* vc, int6
         else if (HC == 7) launch(k7);
         else launch(k8);
     };
-    if (decode_uses_pipe(n_split, n_kv_head, G, D)) {
+    if (decode_uses_pipe(n_split, n_kv_head, G)) {
         const int per = int(decode_pipe_splits_per_block(n_split, n_kv_head));
         const dim3 grid{unsigned((n_split + per - 1) / per), unsigned(n_kv_head)};
         const size_t smem = decode_pipe_smem_bytes(D, G);

@@ -79,7 +79,7 @@ std::vector<float> prefill(const Inputs& in) {
 
 // Which decode kernel runs: the launcher's choice (decode_uses_pipe), or one forced: the split
 // kernel, or the pipelined one with at least two splits a block (the launcher gives it one split
-// a block, since it sends caches of 256 pairs and more (512 at head_dim 64) to the split kernel).
+// a block, since it sends caches of 256 pairs and more to the split kernel).
 enum class Pick { launcher, split, pipe_runs };
 
 template <int D, k::Bug B = k::Bug::none>
@@ -87,7 +87,7 @@ std::vector<float> decode(const Inputs& in, Pick pick = Pick::launcher) {
     std::vector<float> out(in.q.size(), kPoison);
     const int n_split = int(attn_splits(in.L)), G = int(in.H / in.KV);
     std::vector<float> part(size_t(in.H * n_split * (D + k::kPartPad)), kPoison);
-    const bool pipe = pick == Pick::pipe_runs || (pick == Pick::launcher && k::decode_uses_pipe(n_split, in.KV, G, D));
+    const bool pipe = pick == Pick::pipe_runs || (pick == Pick::launcher && k::decode_uses_pipe(n_split, in.KV, G));
     if (pipe) {
         const int per = std::max(int(k::decode_pipe_splits_per_block(n_split, in.KV)), pick == Pick::pipe_runs ? 2 : 1);
         k::launch((n_split + per - 1) / per, int(in.KV), k::kPipeThreads, k::decode_pipe_smem_bytes(D, G), [&] {
