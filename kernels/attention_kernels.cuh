@@ -31,7 +31,6 @@ namespace bitgate::cuda::attn {
 enum class Bug { none, non_causal, kv_head_mod, skip_last_split, tail_unwritten, read_past_L };
 
 constexpr int kSplit = int(kAttnSplit);
-constexpr int kDecodeThreads = 64;
 constexpr int kCombineThreads = 256;
 constexpr int kCombineDims = 32;  // dims per combine block
 constexpr int kPartPad = 4;       // part rows: acc[D], m, l, 2 unused (16-byte rows)
@@ -82,7 +81,20 @@ __host__ __device__ inline constexpr int decode_prow(int HC) { return HC <= 4 ? 
 constexpr int kStageBytes = 8192;  // a stage: 4 words of every K row of a split, or a run of V rows
 constexpr int kStageSlots = 2;     // the ring: one stage in flight while the other is read
 
-template <int D>
+// Threads of a split block, by shape only (every choice follows the one order: it moves no bit).
+// 64, two keys a thread, once the cache has 256 (split, kv head) pairs or more: then all of a long
+// cache's blocks are resident together and the kernel is bound by issue, so each broadcast read
+// of q serving two keys counts. 128, one key a thread, below that at head_dim 128, where a block
+// or two an SM leave the kernel bound by latency. Measured on the H200 (bench/RESULTS.md,
+// 2026-12-04, fifth), group 7, each alone: head_dim 128, 32 / 64 / 128 pairs 128 threads 6.8 / 7.4
+// / 7.8 us against the pipelined kernel's 9.0 / 9.2 / 10.0 and 64 threads' 8.5 / 9.0 / 9.3; 256
+// pairs 10.8 against 64 threads' 10.4, 1,024 pairs 31.6 against 24.4; head_dim 64 slower with 128
+// threads at every length tried (so the pipelined kernel keeps the short caches there).
+inline int decode_split_threads(int64_t n_split, int64_t n_kv_head, int64_t head_dim) {
+    return head_dim >= 128 && n_split * n_kv_head < 256 ? 128 : 64;
+}
+
+template <int D, int T>
 struct SplitStages {
     static constexpr int W = D / 8;                          // 16-byte words per row
     static constexpr int KW = kStageBytes / (kSplit * 16);   // words of every K row in a stage: 4
@@ -90,52 +102,55 @@ struct SplitStages {
     static constexpr int VK = kStageBytes / (2 * D);         // V rows in a stage: 32 at 128, 64 at 64
     static constexpr int VSTAGES = kSplit / VK;
     static constexpr int STAGES = KSTAGES + VSTAGES;
-    static constexpr int COPIES = kStageBytes / 16 / kDecodeThreads;  // 16-byte copies a thread a stage
+    static constexpr int COPIES = kStageBytes / 16 / T;      // 16-byte copies a thread a stage
     static constexpr int RPL = 8 / KW;                       // K rows a 128-byte line holds
+    static constexpr int KPT = kSplit / T;                   // keys a thread owns in the scores
+    static constexpr int DPT = D / T;                        // dims a thread owns in p.v
     static_assert(kSplit * KW * 16 == kStageBytes && VK * D * 2 == kStageBytes, "stages are whole");
+    static_assert((T == 64 || T == 128) && (DPT == 1 || DPT == 2), "64 threads, or 128 at head_dim 128");
 };
 
-inline size_t decode_smem_bytes(int D, int G) {
+inline size_t decode_smem_bytes(int D, int G, int T) {
     const int HC = decode_chunk(G), PR = decode_prow(HC);
-    return size_t(kStageSlots) * kStageBytes + size_t(HC * D + kSplit * PR + 2 * HC + HC) * 4;
+    return size_t(kStageSlots) * kStageBytes + size_t(HC * D + kSplit * PR + (T / 32) * HC + HC) * 4;
 }
 
-// Decode, one 64-thread block per (split c = blockIdx.x, kv head = blockIdx.y), serving the query
-// heads of the kv head in passes of HC so that K and V are read from memory once (for G <= HC).
-// The blocks are small (24 KiB of shared memory, 128 registers a thread) so that all of a long
-// cache's blocks are resident together (8 per SM: the 1,024 of the 7B shape at L = 32768 in one
-// wave). A split's rows reach shared memory by cp.async through a ring of two 8 KiB slots: 4 K
-// stages (words 4s .. 4s + 3 of its 128 rows; 2 at head_dim 64), then 4 V stages (32 rows each;
-// 2 of 64 at head_dim 64), each issued two stages ahead, so that V's first two stages are in
-// flight during the last scores and the max. A warp's copy covers 8 rows x 64 bytes (K) or 512
-// contiguous bytes (V). Before, each thread loaded its own K rows into registers: a warp's 16-byte
-// load then touched 32 lines, L1 was the busiest unit (76%) and only 16 V keys a thread fitted in
-// flight (bench/RESULTS.md, 2026-12-04).
-//  - scores: thread t owns keys t and t + 64; K words sit XOR-swizzled by row pair
+// Decode, one block of T threads (decode_split_threads) per (split c = blockIdx.x, kv head =
+// blockIdx.y), serving the query heads of the kv head in passes of HC so that K and V are read
+// from memory once (for G <= HC). The blocks are small (24 KiB of shared memory, 128 registers a
+// thread) so that all of a long cache's blocks are resident together (8 of 64 threads per SM: the
+// 1,024 of the 7B shape at L = 32768 in one wave). A split's rows reach shared memory by cp.async
+// through a ring of two 8 KiB slots: 4 K stages (words 4s .. 4s + 3 of its 128 rows; 2 at
+// head_dim 64), then 4 V stages (32 rows each; 2 of 64 at head_dim 64), each issued two stages
+// ahead, so that V's first two stages are in flight during the last scores and the max. A warp's
+// copy covers 8 rows x 64 bytes (K) or 512 contiguous bytes (V). Before, each thread loaded its
+// own K rows into registers: a warp's 16-byte load then touched 32 lines, L1 was the busiest unit
+// (76%) and only 16 V keys a thread fitted in flight (bench/RESULTS.md, 2026-12-04).
+//  - scores: thread t owns keys t + k T (k < 128 / T); K words sit XOR-swizzled by row pair
 //    ((row >> 1) & 3), so the 8 rows a quarter warp reads sit in distinct banks; q comes from
-//    shared memory as broadcast reads shared by both keys; each score is one sequential fma chain
-//    over d, the stages in d order.
-//  - max per head: warp trees, then the two warps through shared memory; p = exp_det(s - m) to
+//    shared memory as broadcast reads shared by the thread's keys; each score is one sequential
+//    fma chain over d, the stages in d order.
+//  - max per head: warp trees, then the warps through shared memory; p = exp_det(s - m) to
 //    shared memory as rows [key][head].
-//  - p.v: every thread, owning dims 2t, 2t + 1 (head_dim 128) or dim t (64) of every head of the
-//    pass, V (a warp reads 128 or 64 contiguous bytes a key) and p (broadcast rows) from shared
-//    memory; one fma chain per (head, dim) in key order, the stages in key order.
+//  - p.v: every thread, owning dims D/T t .. D/T t + D/T - 1 of every head of the pass, V (a warp
+//    reads 128 or 64 contiguous bytes a key) and p (broadcast rows) from shared memory; one fma
+//    chain per (head, dim) in key order, the stages in key order. (Until 2026-12-04, fifth, at
+//    head_dim 64 half the threads owned two dims each and the other warp idled: 7-19% slower.)
 //  - l: one thread per head sums p in key order (the last warp's lanes, inside the p.v loop).
 // One split's (acc, m, l) per head goes to part, or for a single split out = acc / l.
-template <int D, int HC, Bug B>
-__global__ void __launch_bounds__(kDecodeThreads, 8)
+template <int D, int HC, int T, Bug B>
+__global__ void __launch_bounds__(T, 512 / T)
     decode_split_kernel(const float* __restrict__ q, const uint16_t* __restrict__ kc, const uint16_t* __restrict__ vc,
                         int64_t L, int64_t ctx, int n_kv_head, int G, float scale, int n_split,
                         float* __restrict__ part, float* __restrict__ out) {
-    using Geo = SplitStages<D>;
-    constexpr int PR = decode_prow(HC);
-    static_assert(kDecodeThreads == 64 && kSplit == 2 * kDecodeThreads, "two keys per thread");
+    using Geo = SplitStages<D, T>;
+    constexpr int PR = decode_prow(HC), NW = T / 32, KPT = Geo::KPT, DPT = Geo::DPT;
     BITGATE_DYNAMIC_SMEM(smem4);
     uint8_t* ring = reinterpret_cast<uint8_t*>(smem4);                       // [kStageSlots][kStageBytes]
     float* sq = reinterpret_cast<float*>(ring + kStageSlots * kStageBytes);  // [HC][D]: the pass's queries
     float* sp = sq + HC * D;                                                  // [kSplit][PR]: p
-    float* smax = sp + kSplit * PR;                                           // [2][HC]: each warp's max
-    float* sl = smax + 2 * HC;                                                // [HC]: l
+    float* smax = sp + kSplit * PR;                                           // [NW][HC]: each warp's max
+    float* sl = smax + NW * HC;                                               // [HC]: l
     const int t = threadIdx.x, lane = t % 32, warp = t / 32;
     const int kvh = blockIdx.y, c = blockIdx.x;
     const int64_t j0 = int64_t(c) * kSplit;
@@ -148,7 +163,7 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
     // vr + k VSTEP (k < COPIES), so that in a full split every copy is a fixed offset from one
     // source and one destination address (the copies' address arithmetic was about 13% of
     // the kernel's instructions). The swizzle of rows kr + k KSTEP is row kr's.
-    constexpr int KSTEP = kDecodeThreads / Geo::KW, VSTEP = kDecodeThreads / Geo::W;
+    constexpr int KSTEP = T / Geo::KW, VSTEP = T / Geo::W;
     static_assert(KSTEP % (Geo::RPL * Geo::KW) == 0, "a thread's K rows share their swizzle");
     const int kr = t / Geo::KW, kw = t % Geo::KW, vr = t / Geo::W, vw = t % Geo::W;
     const int kdst = kr * (Geo::KW * 16) + 16 * (kw ^ ((kr / Geo::RPL) % Geo::KW)), vdst = vr * (D * 2) + 16 * vw;
@@ -187,7 +202,7 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
         __syncthreads();  // the previous pass's readers of the ring, sq and sp are done
         BITGATE_UNROLL
         for (int s = 0; s < kStageSlots; ++s) issue(s);
-        for (int i = t; i < HC * (D / 4); i += kDecodeThreads) {
+        for (int i = t; i < HC * (D / 4); i += T) {
             const int g = i / (D / 4), w = i % (D / 4);
             float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
             const int64_t h = head_of<B>(kvh, g0 + g, G, n_kv_head);
@@ -195,70 +210,76 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
             reinterpret_cast<float4*>(sq)[i] = v;
         }
 
-        float sa[HC], sb[HC];
+        float sc[KPT][HC];  // the scores of keys t + k T
         BITGATE_UNROLL
-        for (int g = 0; g < HC; ++g) sa[g] = sb[g] = 0.0f;
+        for (int k = 0; k < KPT; ++k)
+            BITGATE_UNROLL
+            for (int g = 0; g < HC; ++g) sc[k][g] = 0.0f;
         const float4* sq4 = reinterpret_cast<const float4*>(sq);
-        const int sw = (t / Geo::RPL) % Geo::KW;  // rows t and t + 64 share their swizzle
+        const int sw = (t / Geo::RPL) % Geo::KW;  // rows t + k T share their swizzle
         BITGATE_NO_UNROLL
         for (int s = 0; s < Geo::KSTAGES; ++s) {
             cp_async_wait<kStageSlots - 1>();  // stage s landed (this thread's copies) ...
             __syncthreads();                    // ... and everyone's (and sq, at s = 0)
             const uint4* ka = reinterpret_cast<const uint4*>(ring + (s % kStageSlots) * kStageBytes) + t * Geo::KW;
-            const uint4* kb = ka + 64 * Geo::KW;
             BITGATE_UNROLL
             for (int w = 0; w < Geo::KW; ++w) {
-                float fa[8], fb[8];
-                unpack8(ka[w ^ sw], fa);
-                unpack8(kb[w ^ sw], fb);
+                float f[KPT][8];
+                BITGATE_UNROLL
+                for (int k = 0; k < KPT; ++k) unpack8(ka[k * T * Geo::KW + (w ^ sw)], f[k]);
                 const int qw = 2 * (s * Geo::KW + w);
                 BITGATE_UNROLL
                 for (int g = 0; g < HC; ++g) {
                     const float4 qa = sq4[g * (D / 4) + qw], qb = sq4[g * (D / 4) + qw + 1];
                     const float qv[8] = {qa.x, qa.y, qa.z, qa.w, qb.x, qb.y, qb.z, qb.w};
-                    float x = sa[g], y = sb[g];
                     BITGATE_UNROLL
-                    for (int e = 0; e < 8; ++e) {
-                        x = fmaf(qv[e], fa[e], x);
-                        y = fmaf(qv[e], fb[e], y);
-                    }
-                    sa[g] = x, sb[g] = y;
+                    for (int e = 0; e < 8; ++e)
+                        BITGATE_UNROLL
+                        for (int k = 0; k < KPT; ++k) sc[k][g] = fmaf(qv[e], f[k][e], sc[k][g]);
                 }
             }
             __syncthreads();  // every thread is done with the slot
             issue(s + kStageSlots);
         }
-        const bool va = t < nk, vb = t + 64 < nk;
+        bool valid[KPT];
+        BITGATE_UNROLL
+        for (int k = 0; k < KPT; ++k) valid[k] = t + k * T < nk;
         BITGATE_UNROLL
         for (int g = 0; g < HC; ++g) {
-            sa[g] = va ? sa[g] * scale : -INFINITY;
-            sb[g] = vb ? sb[g] * scale : -INFINITY;
-            float m = max_of(sa[g], sb[g]);
+            BITGATE_UNROLL
+            for (int k = 0; k < KPT; ++k) sc[k][g] = valid[k] ? sc[k][g] * scale : -INFINITY;
+            float m = sc[0][g];
+            BITGATE_UNROLL
+            for (int k = 1; k < KPT; ++k) m = max_of(m, sc[k][g]);
             BITGATE_UNROLL
             for (int off = 16; off > 0; off >>= 1) m = max_of(m, __shfl_xor_sync(0xffffffffu, m, off));
             if (lane == 0) smax[warp * HC + g] = m;
         }
         __syncthreads();
+        // The split's max of head g, over the warps' maxima.
+        auto split_max = [&](int g) {
+            float m = smax[g];
+            BITGATE_UNROLL
+            for (int w = 1; w < NW; ++w) m = max_of(m, smax[w * HC + g]);
+            return m;
+        };
         {  // a key's p row as 16-byte stores (scalar ones, 32 bytes apart, met 8-way bank conflicts)
-            float pa[PR], pb[PR];
+            float mh[PR];
             BITGATE_UNROLL
-            for (int g = 0; g < PR; ++g) {
-                const float m = g < HC ? max_of(smax[g], smax[HC + g]) : 0.0f;
-                pa[g] = g < HC && va ? exp_det(sa[g] - m) : 0.0f;
-                pb[g] = g < HC && vb ? exp_det(sb[g] - m) : 0.0f;
-            }
+            for (int g = 0; g < PR; ++g) mh[g] = g < HC ? split_max(g) : 0.0f;
             BITGATE_UNROLL
-            for (int r = 0; r < PR; r += 4) {
-                if (va) *reinterpret_cast<float4*>(sp + t * PR + r) = make_float4(pa[r], pa[r + 1], pa[r + 2], pa[r + 3]);
-                if (vb)
-                    *reinterpret_cast<float4*>(sp + (t + 64) * PR + r) = make_float4(pb[r], pb[r + 1], pb[r + 2], pb[r + 3]);
+            for (int k = 0; k < KPT; ++k) {
+                float pk[PR];
+                BITGATE_UNROLL
+                for (int g = 0; g < PR; ++g) pk[g] = g < HC && valid[k] ? exp_det(sc[k][g] - mh[g]) : 0.0f;
+                BITGATE_UNROLL
+                for (int r = 0; r < PR; r += 4)
+                    if (valid[k])
+                        *reinterpret_cast<float4*>(sp + (t + k * T) * PR + r) =
+                            make_float4(pk[r], pk[r + 1], pk[r + 2], pk[r + 3]);
             }
         }
 
-        // p.v: every thread, dims DPT t .. DPT t + DPT - 1 (at head_dim 64 half the threads
-        // owning two dims each left the other warp idle: 7-19% slower, bench/RESULTS.md 2026-12-04, fifth).
-        constexpr int DPT = D / kDecodeThreads;
-        static_assert(DPT == 1 || DPT == 2, "head_dim 64 or 128");
         using VWord = std::conditional_t<DPT == 2, uint32_t, uint16_t>;  // a thread's V elements of a key
         float acc[HC][DPT];
         BITGATE_UNROLL
@@ -266,7 +287,7 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
             for (int e = 0; e < DPT; ++e) acc[g][e] = 0.0f;
         // l of head `lane` in key order: the last warp's lanes sum it inside the p.v loop, so
         // that its 128-long chain does not follow the loop.
-        const bool lsum = warp == 1 && lane < hc;
+        const bool lsum = warp == NW - 1 && lane < hc;
         float l = 0.0f;
         BITGATE_NO_UNROLL
         for (int vs = 0; vs < Geo::VSTAGES; ++vs) {
@@ -277,7 +298,7 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
             if (jb < je) {
                 const VWord* vrow = reinterpret_cast<const VWord*>(ring + (s % kStageSlots) * kStageBytes) + t;
                 auto step = [&](int j) {
-                    const uint32_t vb = vrow[(j - jb) * kDecodeThreads];
+                    const uint32_t vb = vrow[(j - jb) * T];
                     float v[DPT];
                     v[0] = h2f(vb & 0xffffu);
                     if constexpr (DPT == 2) v[DPT - 1] = h2f(vb >> 16);
@@ -310,7 +331,7 @@ __global__ void __launch_bounds__(kDecodeThreads, 8)
             if (n_split > 1) {
                 const int h = head_of<B>(kvh, g0 + lane, G, n_kv_head);
                 float* row = part + (int64_t(h) * n_split + c) * (D + kPartPad);
-                row[D] = max_of(smax[lane], smax[HC + lane]);
+                row[D] = split_max(lane);
                 row[D + 1] = l;
             }
         }
@@ -345,16 +366,14 @@ inline int64_t decode_pipe_splits_per_block(int64_t n_split, int64_t n_kv_head) 
 }
 
 // Which decode kernel a shape takes (both follow the one order: the choice moves no bit). The
-// pipelined kernel for groups of up to 8 heads while the cache has fewer than 256 (split, kv head)
-// pairs; from there on, and for larger groups, the split kernel, whose one-split blocks then fill
-// the card. Measured on the H200, each kernel alone, back to back, group 7 (bench/RESULTS.md,
-// 2026-12-04): head_dim 128, 128 pairs (L = 4096) split 10.2 us against pipelined 9.1, 256 pairs
-// 11.5 against 13.0, 512 pairs 15.8 against 22.2, 1,024 pairs 26.7 against 39.5; group 4, 128
-// pairs 8.3 against 6.6; head_dim 64 (2026-12-04, fifth, with every thread of the split kernel in
-// p.v), 128 pairs 6.4 against 6.2, 192 pairs 6.7 against 7.3, 256 pairs 7.5 against 8.6, 512 pairs
+// pipelined kernel for groups of up to 8 heads at head_dim 64 while the cache has fewer than 256
+// (split, kv head) pairs; the split kernel otherwise (at head_dim 128 its 128-thread blocks beat
+// the pipelined kernel on short caches: decode_split_threads). Measured on the H200, each kernel
+// alone, back to back, group 7, head_dim 64 (bench/RESULTS.md, 2026-12-04, fifth): 128 pairs split
+// 6.4 us against pipelined 6.2, 192 pairs 6.7 against 7.3, 256 pairs 7.5 against 8.6, 512 pairs
 // (the 0.5B shape at L = 32768) 10.4 against 13.9.
-inline bool decode_uses_pipe(int64_t n_split, int64_t n_kv_head, int64_t G) {
-    return G <= 8 && n_split * n_kv_head < 256;
+inline bool decode_uses_pipe(int64_t n_split, int64_t n_kv_head, int64_t G, int64_t head_dim) {
+    return head_dim <= 64 && G <= 8 && n_split * n_kv_head < 256;
 }
 
 inline size_t decode_pipe_smem_bytes(int D, int G) {

@@ -27,8 +27,9 @@ int launch_prefill(const float* q, const uint16_t* kc, const uint16_t* vc, int64
     return 1;
 }
 
-// Decode for one head dim: the split kernel or the pipelined one (decode_uses_pipe), with the
-// passes of HC heads the group takes, then the fold of the splits when there is more than one.
+// Decode for one head dim: the split kernel (64 or 128 threads a block: decode_split_threads) or
+// the pipelined one (decode_uses_pipe), with the passes of HC heads the group takes, then the fold
+// of the splits when there is more than one.
 template <int D, Bug B>
 int launch_decode_d(const float* q, const uint16_t* kc, const uint16_t* vc, int64_t L, int64_t ctx, int64_t n_head,
                     int64_t n_kv_head, float* out, float* part, cudaStream_t stream) {
@@ -40,7 +41,7 @@ int launch_decode_d(const float* q, const uint16_t* kc, const uint16_t* vc, int6
         else if (HC == 7) launch(k7);
         else launch(k8);
     };
-    if (decode_uses_pipe(n_split, n_kv_head, G)) {
+    if (decode_uses_pipe(n_split, n_kv_head, G, D)) {
         const int per = int(decode_pipe_splits_per_block(n_split, n_kv_head));
         const dim3 grid{unsigned((n_split + per - 1) / per), unsigned(n_kv_head)};
         const size_t smem = decode_pipe_smem_bytes(D, G);
@@ -51,12 +52,25 @@ int launch_decode_d(const float* q, const uint16_t* kc, const uint16_t* vc, int6
         });
     } else {
         const dim3 grid{unsigned(n_split), unsigned(n_kv_head)};
-        const size_t smem = decode_smem_bytes(D, G);
-        by_chunk(decode_split_kernel<D, 4, B>, decode_split_kernel<D, 7, B>, decode_split_kernel<D, 8, B>, [&](auto kernel) {
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-            kernel<<<grid, kDecodeThreads, smem, stream>>>(q, kc, vc, L, ctx, int(n_kv_head), G, scale, n_split, part,
+        const auto split = [&](auto threads) {
+            constexpr int T = decltype(threads)::value;
+            const size_t smem = decode_smem_bytes(D, G, T);
+            by_chunk(decode_split_kernel<D, 4, T, B>, decode_split_kernel<D, 7, T, B>, decode_split_kernel<D, 8, T, B>,
+                     [&](auto kernel) {
+                         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+                         kernel<<<grid, T, smem, stream>>>(q, kc, vc, L, ctx, int(n_kv_head), G, scale, n_split, part,
                                                            out);
-        });
+                     });
+        };
+        if constexpr (D >= 128) {
+            if (decode_split_threads(n_split, n_kv_head, D) == 128) {
+                split(std::integral_constant<int, 128>{});
+            } else {
+                split(std::integral_constant<int, 64>{});
+            }
+        } else {
+            split(std::integral_constant<int, 64>{});
+        }
     }
     if (n_split == 1) return 1;
     const dim3 cgrid{unsigned(n_head), unsigned(D / kCombineDims)};

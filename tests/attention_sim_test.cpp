@@ -77,17 +77,18 @@ std::vector<float> prefill(const Inputs& in) {
     return out;
 }
 
-// Which decode kernel runs: the launcher's choice (decode_uses_pipe), or one forced: the split
-// kernel, or the pipelined one with at least two splits a block (the launcher gives it one split
-// a block, since it sends caches of 256 pairs and more to the split kernel).
-enum class Pick { launcher, split, pipe_runs };
+// Which decode kernel runs: the launcher's choice (decode_uses_pipe, decode_split_threads), or one
+// forced: the split kernel with 64 or 128 threads a block, or the pipelined one with at least two
+// splits a block (the launcher gives it one split a block, since it sends caches of 256 pairs and
+// more to the split kernel).
+enum class Pick { launcher, split64, split128, pipe_runs };
 
 template <int D, k::Bug B = k::Bug::none>
 std::vector<float> decode(const Inputs& in, Pick pick = Pick::launcher) {
     std::vector<float> out(in.q.size(), kPoison);
     const int n_split = int(attn_splits(in.L)), G = int(in.H / in.KV);
     std::vector<float> part(size_t(in.H * n_split * (D + k::kPartPad)), kPoison);
-    const bool pipe = pick == Pick::pipe_runs || (pick == Pick::launcher && k::decode_uses_pipe(n_split, in.KV, G));
+    const bool pipe = pick == Pick::pipe_runs || (pick == Pick::launcher && k::decode_uses_pipe(n_split, in.KV, G, D));
     if (pipe) {
         const int per = std::max(int(k::decode_pipe_splits_per_block(n_split, in.KV)), pick == Pick::pipe_runs ? 2 : 1);
         k::launch((n_split + per - 1) / per, int(in.KV), k::kPipeThreads, k::decode_pipe_smem_bytes(D, G), [&] {
@@ -101,18 +102,31 @@ std::vector<float> decode(const Inputs& in, Pick pick = Pick::launcher) {
                 default: return run(k::decode_pipe_kernel<D, 8, B>);
             }
         });
-    } else {  // the split kernel (long caches, groups over 8 heads: passes of HC heads; or forced)
-        k::launch(n_split, int(in.KV), k::kDecodeThreads, k::decode_smem_bytes(D, G), [&] {
-            auto run = [&](auto kernel) {
-                kernel(in.q.data(), in.kc.data(), in.vc.data(), in.L, in.ctx, int(in.KV), G, attention_scale(D),
-                       n_split, part.data(), out.data());
-            };
-            switch (k::decode_chunk(G)) {
-                case 4: return run(k::decode_split_kernel<D, 4, B>);
-                case 7: return run(k::decode_split_kernel<D, 7, B>);
-                default: return run(k::decode_split_kernel<D, 8, B>);
-            }
-        });
+    } else {  // the split kernel (long caches, head_dim 128, groups over 8 heads; or forced)
+        const int T = pick == Pick::split64    ? 64
+                      : pick == Pick::split128 ? 128
+                                               : k::decode_split_threads(n_split, in.KV, D);
+        auto split = [&](auto threads) {
+            constexpr int TT = decltype(threads)::value;
+            k::launch(n_split, int(in.KV), TT, k::decode_smem_bytes(D, G, TT), [&] {
+                auto run = [&](auto kernel) {
+                    kernel(in.q.data(), in.kc.data(), in.vc.data(), in.L, in.ctx, int(in.KV), G, attention_scale(D),
+                           n_split, part.data(), out.data());
+                };
+                switch (k::decode_chunk(G)) {
+                    case 4: return run(k::decode_split_kernel<D, 4, TT, B>);
+                    case 7: return run(k::decode_split_kernel<D, 7, TT, B>);
+                    default: return run(k::decode_split_kernel<D, 8, TT, B>);
+                }
+            });
+        };
+        if constexpr (D >= 128) {
+            if (T == 128) split(std::integral_constant<int, 128>{});
+            else split(std::integral_constant<int, 64>{});
+        } else {
+            EXPECT_EQ(T, 64) << "128 threads a split block only at head_dim 128";
+            split(std::integral_constant<int, 64>{});
+        }
     }
     if (n_split > 1)
         k::launch(int(in.H), D / k::kCombineDims, k::kCombineThreads, 0,
@@ -149,11 +163,13 @@ TEST(AttentionSim, PrefillKernelEqualsModel) {
 
 TEST(AttentionSim, DecodeKernelsEqualModel) {
     // 1 split (no combine), split edges, 3 splits, groups over 8 heads (several passes of the
-    // score and p.v loops; 14 heads: two passes of 7), and 258 splits (two combine chunks). Short
-    // caches of groups up to 8 heads take the pipelined kernel, larger groups the split kernel; so
-    // do the 1,032 (split, kv head) pairs of 33,000 keys over 4 kv heads and the 516 pairs over 2
-    // (decode_uses_pipe). The pipelined kernel also runs those 516 pairs two splits a block (its
-    // ring of slots wrapping around), the split kernel every shorter shape (the next test).
+    // score and p.v loops; 14 heads: two passes of 7), and 258 splits (two combine chunks). At
+    // head_dim 64 short caches of groups up to 8 heads take the pipelined kernel, larger groups the
+    // split kernel; so do the 1,032 (split, kv head) pairs of 33,000 keys over 4 kv heads and the
+    // 516 pairs over 2 (decode_uses_pipe). At head_dim 128 short caches take the split kernel's
+    // 128-thread blocks, the 516 pairs its 64-thread ones (decode_split_threads). The pipelined
+    // kernel also runs those 516 pairs two splits a block (its ring of slots wrapping around), the
+    // split kernel every shorter shape with both block sizes (the next test).
     for (const S& s : {S{1, 1, 5, 4, 2, "uniform"}, S{1, 128, 140, 14, 2, "outliers"}, S{1, 129, 129, 7, 1, "normal"},
                        S{1, 300, 310, 4, 2, "zeros"}, S{1, 200, 210, 12, 1, "normal"}, S{1, 5, 9, 64, 1, "outliers"},
                        S{1, 260, 270, 14, 1, "normal"},
@@ -198,6 +214,12 @@ TEST(AttentionSim, EveryDefectChangesTheBytes) {
     EXPECT_FALSE(same(decode<64, k::Bug::kv_head_mod>(e), want_e));
     EXPECT_FALSE(same(decode<64, k::Bug::skip_last_split>(e), want_e));
     EXPECT_TRUE(std::isnan(decode<64, k::Bug::read_past_L>(e)[0])) << "the poison after L reaches out";
+    // And in its 128-thread blocks, which short caches take at head_dim 128.
+    const Inputs f = make(1, 300, 310, 14, 2, 128, "uniform");
+    const auto want_f = model(f);
+    EXPECT_FALSE(same(decode<128, k::Bug::kv_head_mod>(f), want_f));
+    EXPECT_FALSE(same(decode<128, k::Bug::skip_last_split>(f), want_f));
+    EXPECT_TRUE(std::isnan(decode<128, k::Bug::read_past_L>(f)[0])) << "the poison after L reaches out";
 }
 
 TEST(AttentionSim, CombineEqualsTheModelsFoldOverManyChunks) {
@@ -243,17 +265,20 @@ TEST(AttentionSim, CombineEqualsTheModelsFoldOverManyChunks) {
 }
 
 TEST(AttentionSim, SplitKernelEqualsModelOnShortCaches) {
-    // The launcher sends groups of up to 8 heads with short caches to the pipelined kernel; the
-    // split kernel must hold there too: one split, a ragged last split, stages past the last key,
-    // groups of 4, 7, 8 and passes of heads (12, 14).
+    // The launcher sends groups of up to 8 heads with short caches to the pipelined kernel at
+    // head_dim 64 and to 128-thread split blocks at 128; the split kernel with either block size
+    // must hold there too: one split, a ragged last split, stages past the last key, groups of 4,
+    // 7, 8 and passes of heads (12, 14).
     for (const S& s : {S{1, 1, 5, 4, 2, "uniform"}, S{1, 5, 9, 7, 1, "uniform"}, S{1, 128, 130, 14, 2, "outliers"},
                        S{1, 129, 140, 8, 1, "normal"}, S{1, 300, 310, 12, 1, "zeros"}, S{1, 1000, 1003, 28, 4, "uniform"},
                        S{1, 700, 700, 6, 2, "normal"}}) {
         const Inputs a = make(s.n_q, s.L, s.ctx, s.H, s.KV, 64, s.profile);
         const Inputs b = make(s.n_q, s.L, s.ctx, s.H, s.KV, 128, s.profile);
-        EXPECT_TRUE(same(decode<64>(a, Pick::split), model(a)))
-            << "D 64 L " << s.L << ": " << first_diff(decode<64>(a, Pick::split), model(a));
-        EXPECT_TRUE(same(decode<128>(b, Pick::split), model(b)))
-            << "D 128 L " << s.L << ": " << first_diff(decode<128>(b, Pick::split), model(b));
+        EXPECT_TRUE(same(decode<64>(a, Pick::split64), model(a)))
+            << "D 64 L " << s.L << ": " << first_diff(decode<64>(a, Pick::split64), model(a));
+        for (const Pick pick : {Pick::split64, Pick::split128})
+            EXPECT_TRUE(same(decode<128>(b, pick), model(b)))
+                << "D 128 L " << s.L << (pick == Pick::split64 ? ", 64" : ", 128") << " threads: "
+                << first_diff(decode<128>(b, pick), model(b));
     }
 }
