@@ -618,7 +618,7 @@ __global__ void __launch_bounds__(kCombineThreads)
             // takes 20 (the fold alone timed on the H200: 1274 against 3056 cycles for 256
             // splits, 1173 with every operand already in registers). Its code is 30 times the
             // loop's, which cost short caches 0.3-0.5 us, so only caches of a whole chunk or more
-            // take it (combine_kernel_for); both kernels fold in the one order.
+            // take it (combine_for); every combine folds in the one order.
             auto fold = [&](int j) {  // split j into the state
                 A = fmaf(A, s_wa[j], acc[j * kCombineDims + t] * s_wb[j]);
                 Ls = fmaf(Ls, s_wa[j], s_l[j] * s_wb[j]);
@@ -653,11 +653,65 @@ __global__ void __launch_bounds__(kCombineThreads)
     if (t < kCombineDims) out[int64_t(h) * D + d0 + t] = A / Ls;
 }
 
-// The combine kernel a cache of n_split splits takes, for the launcher and the CPU test alike:
-// the unrolled one from a whole chunk on (scheduling only: both fold in the one order).
+constexpr int kCombineWarpSplits = 32;  // caches of up to this many splits take the warp combine
+
+// The fold for caches of up to 32 splits: one warp per (head, 32 dims), with no shared memory and
+// no block barrier. Lane c holds split c's m and l: a prefix max by shuffles (exact in any order)
+// gives every split its M and M', so both weights of every split come out in parallel; then lane d
+// runs the chain of dim d, taking split c's weights from lane c, every acc load issued before the
+// first fma. At 7B, L = 4096 (32 splits) the pair with it took 9.75 us against 11.03 with
+// decode_combine_kernel, whose 256 threads spend their barriers on a prefix max over 256 slots;
+// from 64 splits on the block kernel is faster (bench/RESULTS.md, 2026-12-04, fifth).
 template <int D, Bug B>
-constexpr auto combine_kernel_for(int n_split) {
-    return n_split >= kCombineThreads ? decode_combine_kernel<D, B, true> : decode_combine_kernel<D, B, false>;
+__global__ void __launch_bounds__(32)
+    decode_combine_warp_kernel(const float* __restrict__ part, int n_split, float* __restrict__ out) {
+    static_assert(kCombineDims == 32, "a lane a dim");
+    const int lane = threadIdx.x, h = blockIdx.x, d = blockIdx.y * kCombineDims + lane;
+    wait_for_producer();  // launched as dependent of the split kernel: part is complete after this
+    allow_dependents();
+    const float* ph = part + int64_t(h) * n_split * (D + kPartPad);
+    const int n = B == Bug::skip_last_split ? n_split - 1 : n_split;  // 2 <= n_split <= 32
+    float m = -INFINITY, l = 0.0f;
+    if (lane < n) {
+        m = ph[int64_t(lane) * (D + kPartPad) + D];
+        l = ph[int64_t(lane) * (D + kPartPad) + D + 1];
+    }
+    float x[kCombineWarpSplits];  // acc of every split at dim d
+    BITGATE_UNROLL
+    for (int c = 0; c < kCombineWarpSplits; ++c) x[c] = c < n ? ph[int64_t(c) * (D + kPartPad) + d] : 0.0f;
+    float Mn = m;  // M' of split `lane`: the max of m over splits 0 .. lane
+    BITGATE_UNROLL
+    for (int off = 1; off < 32; off <<= 1) {
+        const float y = __shfl_up_sync(0xffffffffu, Mn, off);
+        if (lane >= off) Mn = max_of(Mn, y);
+    }
+    const float Mo = __shfl_up_sync(0xffffffffu, Mn, 1);  // M before split `lane` (unused at 0)
+    const float wa = exp_det(Mo - Mn), wb = exp_det(m - Mn), lb = l * wb;
+    float A = x[0], Ls = __shfl_sync(0xffffffffu, l, 0);  // split 0 starts the state
+    BITGATE_UNROLL
+    for (int c = 1; c < kCombineWarpSplits; ++c) {
+        const float a = __shfl_sync(0xffffffffu, wa, c), b = __shfl_sync(0xffffffffu, wb, c);
+        const float lbc = __shfl_sync(0xffffffffu, lb, c);
+        if (c < n) {
+            A = fmaf(A, a, x[c] * b);
+            Ls = fmaf(Ls, a, lbc);
+        }
+    }
+    out[int64_t(h) * D + d] = A / Ls;
+}
+
+// The combine a cache of n_split splits takes, for the launcher and the CPU test alike
+// (scheduling only: every kernel folds in the one order): the warp kernel up to 32 splits, then
+// the block kernel, unrolled from a whole chunk on. Grid: (heads, head_dim / 32).
+struct CombineLaunch {
+    void (*kernel)(const float*, int, float*);
+    int threads;
+};
+template <int D, Bug B>
+constexpr CombineLaunch combine_for(int n_split) {
+    if (n_split <= kCombineWarpSplits) return {decode_combine_warp_kernel<D, B>, 32};
+    return {n_split >= kCombineThreads ? decode_combine_kernel<D, B, true> : decode_combine_kernel<D, B, false>,
+            kCombineThreads};
 }
 
 inline size_t prefill_smem_bytes(int D) {

@@ -74,7 +74,8 @@ int launch_decode_d(const float* q, const uint16_t* kc, const uint16_t* vc, int6
     }
     if (n_split == 1) return 1;
     const dim3 cgrid{unsigned(n_head), unsigned(D / kCombineDims)};
-    launch_dependent(combine_kernel_for<D, B>(n_split), cgrid, dim3(kCombineThreads), 0, stream, part, n_split, out);
+    const CombineLaunch combine = combine_for<D, B>(n_split);
+    launch_dependent(combine.kernel, cgrid, dim3(combine.threads), 0, stream, part, n_split, out);
     return 2;
 }
 

@@ -128,9 +128,11 @@ std::vector<float> decode(const Inputs& in, Pick pick = Pick::launcher) {
             split(std::integral_constant<int, 64>{});
         }
     }
-    if (n_split > 1)
-        k::launch(int(in.H), D / k::kCombineDims, k::kCombineThreads, 0,
-                  [&] { k::combine_kernel_for<D, B>(n_split)(part.data(), n_split, out.data()); });
+    if (n_split > 1) {
+        const k::CombineLaunch combine = k::combine_for<D, B>(n_split);
+        k::launch(int(in.H), D / k::kCombineDims, combine.threads, 0,
+                  [&] { combine.kernel(part.data(), n_split, out.data()); });
+    }
     return out;
 }
 
@@ -223,12 +225,13 @@ TEST(AttentionSim, EveryDefectChangesTheBytes) {
 }
 
 TEST(AttentionSim, CombineEqualsTheModelsFoldOverManyChunks) {
-    // The combine alone, both kernels, on split results made up here, against ref::attention_fold:
+    // The combine alone, every kernel, on split results made up here, against ref::attention_fold:
     // in the unrolled kernel a chunk of 256 splits runs the fold fully unrolled, a shorter one the
-    // loop, and a full chunk after the first folds its split 0 like the others. Maxima rise, fall
-    // and repeat (ties), and some sit more than 104 below (weights of exactly 0 and 1).
+    // loop, and a full chunk after the first folds its split 0 like the others; the warp kernel
+    // up to 32 splits. Maxima rise, fall and repeat (ties), and some sit more than 104 below
+    // (weights of exactly 0 and 1).
     constexpr int D = 64, H = 2;
-    for (const int n_split : {2, 255, 256, 257, 300, 512, 513, 777}) {
+    for (const int n_split : {2, 3, 17, 31, 32, 255, 256, 257, 300, 512, 513, 777}) {
         std::vector<float> part(size_t(H) * n_split * (D + k::kPartPad));
         uint64_t x = 0x9e3779b97f4a7c15ull * uint64_t(n_split);
         auto next = [&] {  // a small deterministic generator (xorshift): values in [-1, 1)
@@ -261,6 +264,12 @@ TEST(AttentionSim, CombineEqualsTheModelsFoldOverManyChunks) {
         k::launch(H, D / k::kCombineDims, k::kCombineThreads, 0,
                   [&] { k::decode_combine_kernel<D, k::Bug::none, false>(part.data(), n_split, got.data()); });
         EXPECT_TRUE(same(got, want)) << "loop, " << n_split << " splits: " << first_diff(got, want);
+        if (n_split <= k::kCombineWarpSplits) {
+            std::fill(got.begin(), got.end(), kPoison);
+            k::launch(H, D / k::kCombineDims, 32, 0,
+                      [&] { k::decode_combine_warp_kernel<D, k::Bug::none>(part.data(), n_split, got.data()); });
+            EXPECT_TRUE(same(got, want)) << "warp, " << n_split << " splits: " << first_diff(got, want);
+        }
     }
 }
 

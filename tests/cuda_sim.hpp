@@ -81,6 +81,20 @@ inline float __shfl_xor_sync(unsigned, float v, int off) {
     current->warps[size_t(t / 32)]->arrive_and_wait();
     return r;
 }
+// v of lane `src` of this thread's warp.
+inline float shfl_from(float v, int src) {
+    const int t = threadIdx.x;
+    current->exchange[size_t(t)] = v;
+    current->warps[size_t(t / 32)]->arrive_and_wait();
+    const float r = current->exchange[size_t(t / 32 * 32 + src)];
+    current->warps[size_t(t / 32)]->arrive_and_wait();
+    return r;
+}
+inline float __shfl_sync(unsigned, float v, int src) { return shfl_from(v, src % 32); }
+inline float __shfl_up_sync(unsigned, float v, int delta) {  // lanes below delta keep their own
+    const int lane = threadIdx.x % 32;
+    return shfl_from(v, lane >= delta ? lane - delta : lane);
+}
 inline int __shfl_xor_sync(unsigned mask, int v, int off) {  // an int travels as its bits
     float f;
     std::memcpy(&f, &v, 4);
