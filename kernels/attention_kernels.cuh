@@ -82,16 +82,17 @@ constexpr int kStageBytes = 8192;  // a stage: 4 words of every K row of a split
 constexpr int kStageSlots = 2;     // the ring: one stage in flight while the other is read
 
 // Threads of a split block, by shape only (every choice follows the one order: it moves no bit).
-// 64, two keys a thread, once the cache has 256 (split, kv head) pairs or more: then all of a long
-// cache's blocks are resident together and the kernel is bound by issue, so each broadcast read
-// of q serving two keys counts. 128, one key a thread, below that at head_dim 128, where a block
-// or two an SM leave the kernel bound by latency. Measured on the H200 (bench/RESULTS.md,
-// 2026-12-04, fifth), group 7, each alone: head_dim 128, 32 / 64 / 128 pairs 128 threads 6.8 / 7.4
-// / 7.8 us against the pipelined kernel's 9.0 / 9.2 / 10.0 and 64 threads' 8.5 / 9.0 / 9.3; 256
-// pairs 10.8 against 64 threads' 10.4, 1,024 pairs 31.6 against 24.4; head_dim 64 slower with 128
-// threads at every length tried (so the pipelined kernel keeps the short caches there).
+// 128, one key a thread, at head_dim 128 for caches of up to 128 (split, kv head) pairs: a block
+// an SM at most (on the H200's 132), which leaves the kernel bound by latency, and halving each
+// thread's chains pays. 64, two keys a thread, otherwise: once blocks share SMs the kernel is
+// bound by issue, and each broadcast read of q serving two keys counts. Measured on the H200
+// (bench/RESULTS.md, 2026-12-04, fifth), group 7, each alone, 128 threads against 64: head_dim 128,
+// 32 / 64 / 128 pairs 6.8 / 7.4 / 7.8 us against 8.5 / 9.0 / 9.2 (the pipelined kernel, which took
+// them before: 9.0 / 9.2 / 10.0); 160 / 188 / 219 / 256 pairs 10.1 / 10.2 / 10.7 / 10.7 against
+// 9.3 / 9.5 / 10.0 / 10.4; 1,024 pairs 31.6 against 24.4; head_dim 64 slower with 128 threads at
+// every length tried (so the pipelined kernel keeps the short caches there).
 inline int decode_split_threads(int64_t n_split, int64_t n_kv_head, int64_t head_dim) {
-    return head_dim >= 128 && n_split * n_kv_head < 256 ? 128 : 64;
+    return head_dim >= 128 && n_split * n_kv_head <= 128 ? 128 : 64;
 }
 
 template <int D, int T>
