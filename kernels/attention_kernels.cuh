@@ -95,6 +95,19 @@ inline int decode_split_threads(int64_t n_split, int64_t n_kv_head, int64_t head
     return head_dim >= 128 && n_split * n_kv_head <= 128 ? 128 : 64;
 }
 
+// f(std::integral_constant<int, T>) for a block size T of 64, or 128 at head_dim 128: the one
+// place that turns the size into the template argument, for the launcher and the CPU test alike.
+template <int D, class F>
+void with_split_threads(int threads, F&& f) {
+    if constexpr (D >= 128) {
+        if (threads == 128) {
+            f(std::integral_constant<int, 128>{});
+            return;
+        }
+    }
+    f(std::integral_constant<int, 64>{});
+}
+
 template <int D, int T>
 struct SplitStages {
     static constexpr int W = D / 8;                          // 16-byte words per row

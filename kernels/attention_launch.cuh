@@ -41,18 +41,24 @@ int launch_decode_d(const float* q, const uint16_t* kc, const uint16_t* vc, int6
         else if (HC == 7) launch(k7);
         else launch(k8);
     };
-    if (decode_uses_pipe(n_split, n_kv_head, G, D)) {
-        const int per = int(decode_pipe_splits_per_block(n_split, n_kv_head));
-        const dim3 grid{unsigned((n_split + per - 1) / per), unsigned(n_kv_head)};
-        const size_t smem = decode_pipe_smem_bytes(D, G);
-        by_chunk(decode_pipe_kernel<D, 4, B>, decode_pipe_kernel<D, 7, B>, decode_pipe_kernel<D, 8, B>, [&](auto kernel) {
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-            kernel<<<grid, kPipeThreads, smem, stream>>>(q, kc, vc, L, ctx, int(n_kv_head), G, scale, n_split, per,
-                                                         part, out);
-        });
-    } else {
+    bool piped = false;
+    if constexpr (D <= 64) {  // the pipelined kernel serves head_dim 64 only (decode_uses_pipe)
+        if (decode_uses_pipe(n_split, n_kv_head, G, D)) {
+            const int per = int(decode_pipe_splits_per_block(n_split, n_kv_head));
+            const dim3 grid{unsigned((n_split + per - 1) / per), unsigned(n_kv_head)};
+            const size_t smem = decode_pipe_smem_bytes(D, G);
+            by_chunk(decode_pipe_kernel<D, 4, B>, decode_pipe_kernel<D, 7, B>, decode_pipe_kernel<D, 8, B>,
+                     [&](auto kernel) {
+                         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+                         kernel<<<grid, kPipeThreads, smem, stream>>>(q, kc, vc, L, ctx, int(n_kv_head), G, scale,
+                                                                      n_split, per, part, out);
+                     });
+            piped = true;
+        }
+    }
+    if (!piped) {
         const dim3 grid{unsigned(n_split), unsigned(n_kv_head)};
-        const auto split = [&](auto threads) {
+        with_split_threads<D>(decode_split_threads(n_split, n_kv_head, D), [&](auto threads) {
             constexpr int T = decltype(threads)::value;
             const size_t smem = decode_smem_bytes(D, G, T);
             by_chunk(decode_split_kernel<D, 4, T, B>, decode_split_kernel<D, 7, T, B>, decode_split_kernel<D, 8, T, B>,
@@ -61,16 +67,7 @@ int launch_decode_d(const float* q, const uint16_t* kc, const uint16_t* vc, int6
                          kernel<<<grid, T, smem, stream>>>(q, kc, vc, L, ctx, int(n_kv_head), G, scale, n_split, part,
                                                            out);
                      });
-        };
-        if constexpr (D >= 128) {
-            if (decode_split_threads(n_split, n_kv_head, D) == 128) {
-                split(std::integral_constant<int, 128>{});
-            } else {
-                split(std::integral_constant<int, 64>{});
-            }
-        } else {
-            split(std::integral_constant<int, 64>{});
-        }
+        });
     }
     if (n_split == 1) return 1;
     const dim3 cgrid{unsigned(n_head), unsigned(D / kCombineDims)};

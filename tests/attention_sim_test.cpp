@@ -106,7 +106,10 @@ std::vector<float> decode(const Inputs& in, Pick pick = Pick::launcher) {
         const int T = pick == Pick::split64    ? 64
                       : pick == Pick::split128 ? 128
                                                : k::decode_split_threads(n_split, in.KV, D);
-        auto split = [&](auto threads) {
+        if constexpr (D < 128) {
+            EXPECT_EQ(T, 64) << "128 threads a split block only at head_dim 128";
+        }
+        k::with_split_threads<D>(T, [&](auto threads) {
             constexpr int TT = decltype(threads)::value;
             k::launch(n_split, int(in.KV), TT, k::decode_smem_bytes(D, G, TT), [&] {
                 auto run = [&](auto kernel) {
@@ -119,14 +122,7 @@ std::vector<float> decode(const Inputs& in, Pick pick = Pick::launcher) {
                     default: return run(k::decode_split_kernel<D, 8, TT, B>);
                 }
             });
-        };
-        if constexpr (D >= 128) {
-            if (T == 128) split(std::integral_constant<int, 128>{});
-            else split(std::integral_constant<int, 64>{});
-        } else {
-            EXPECT_EQ(T, 64) << "128 threads a split block only at head_dim 128";
-            split(std::integral_constant<int, 64>{});
-        }
+        });
     }
     if (n_split > 1) {
         const k::CombineLaunch combine = k::combine_for<D, B>(n_split);

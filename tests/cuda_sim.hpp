@@ -73,14 +73,6 @@ inline Block* current = nullptr;
 
 inline float4* dynamic_smem() { return current->smem.data(); }
 inline void __syncthreads() { current->all.arrive_and_wait(); }
-inline float __shfl_xor_sync(unsigned, float v, int off) {
-    const int t = threadIdx.x;
-    current->exchange[size_t(t)] = v;
-    current->warps[size_t(t / 32)]->arrive_and_wait();
-    const float r = current->exchange[size_t(t ^ off)];
-    current->warps[size_t(t / 32)]->arrive_and_wait();
-    return r;
-}
 // v of lane `src` of this thread's warp.
 inline float shfl_from(float v, int src) {
     const int t = threadIdx.x;
@@ -90,6 +82,7 @@ inline float shfl_from(float v, int src) {
     current->warps[size_t(t / 32)]->arrive_and_wait();
     return r;
 }
+inline float __shfl_xor_sync(unsigned, float v, int off) { return shfl_from(v, (threadIdx.x % 32) ^ off); }
 inline float __shfl_sync(unsigned, float v, int src) { return shfl_from(v, src % 32); }
 inline float __shfl_up_sync(unsigned, float v, int delta) {  // lanes below delta keep their own
     const int lane = threadIdx.x % 32;
