@@ -283,9 +283,12 @@ __global__ void __launch_bounds__(T, 512 / T)
             for (int g = 0; g < PR; ++g) mh[g] = g < HC ? split_max(g) : 0.0f;
             BITGATE_UNROLL
             for (int k = 0; k < KPT; ++k) {
+                // Every thread computes both keys' p, valid or not (a key past the split's end has
+                // s = -inf, so p = +0, and its row is not stored): a condition here made each
+                // exp_det a branch of its own, and the 14 of a thread ran one after another.
                 float pk[PR];
                 BITGATE_UNROLL
-                for (int g = 0; g < PR; ++g) pk[g] = g < HC && valid[k] ? exp_det(sc[k][g] - mh[g]) : 0.0f;
+                for (int g = 0; g < PR; ++g) pk[g] = g < HC ? exp_det(sc[k][g] - mh[g]) : 0.0f;
                 BITGATE_UNROLL
                 for (int r = 0; r < PR; r += 4)
                     if (valid[k])

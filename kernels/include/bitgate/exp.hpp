@@ -59,8 +59,12 @@ BITGATE_EXP_HD float exp_det(float x) {
     using namespace exp_detail;
     const uint32_t ix = bits(x);
     // NaN: quieted with its sign and payload kept, by a bit operation (an arithmetic op would
-    // return the device's canonical NaN on one side and the input payload on the other).
-    if ((ix & 0x7fffffffu) > 0x7f800000u) return from_bits(ix | 0x00400000u);
+    // return the device's canonical NaN on one side and the input payload on the other). Chosen
+    // by a select at the end, not an early return: without the branch the device compiler
+    // interleaves a thread's independent calls (decode attention's 14 scores a thread: its split
+    // kernel 2-12% faster, bench/RESULTS.md 2026-12-04, sixth). The arithmetic below on a NaN is
+    // defined (C++20: the unsigned-to-int conversion and the shift are modular) and discarded.
+    const bool nan = (ix & 0x7fffffffu) > 0x7f800000u;
 
     // Below -104, exp(x) < 2^-150 rounds to zero; above 89 it overflows. Clamping keeps k in
     // [-150, 128] (inf clamps too) and lets the final multiply produce the 0 and the inf.
@@ -100,7 +104,8 @@ BITGATE_EXP_HD float exp_det(float x) {
     // 2^k = 2^k1 * 2^k2 with both halves normal; e * 2^k1 is exact, the second product rounds once.
     const int k1 = k >> 1;                          // floor(k / 2), in [-75, 64]
     const int k2 = k - k1;                          // in [-75, 64]
-    return (e * pow2(k1)) * pow2(k2);
+    const float y = (e * pow2(k1)) * pow2(k2);
+    return nan ? from_bits(ix | 0x00400000u) : y;
 }
 
 }  // namespace bitgate
