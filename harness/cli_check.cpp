@@ -41,8 +41,8 @@ void add_filters(CLI::App* c, CommonOpts& o) {
     c->add_option("--seeds", o.seeds, "seeds instead of each line's own: 1,2,3 or 1-8 (at most 10000)");
     c->add_option("--filter", o.filter, "only case ids matching REGEX; -REGEX excludes (repeatable)");
     c->add_option("--shard", o.shard, "run shard I of N, or auto: from Slurm, Kubernetes or gtest variables (docs/sharding.md)");
-    c->add_option("--gpus", o.gpus, "spread over GPUs: all or N, one worker process per GPU, reports merged");
-    c->add_option("--workers", o.workers, "spread over N worker processes (as --gpus, every worker sees every GPU)");
+    c->add_option("--gpus", o.gpus, "spread over GPUs: all or N, one worker process per GPU (or --workers of them, dealt over the GPUs), reports merged");
+    c->add_option("--workers", o.workers, "spread over N worker processes (alone: every worker sees every GPU; with --gpus: each sees one)");
     c->add_option("--root", o.root, "directory holding shapes/ and golden/ (default: the source tree)");
     c->add_option("--json", o.json, "write the results as JSON");
     c->add_option("--junit", o.junit, "write the results as JUnit XML");
@@ -116,7 +116,7 @@ int spread_verb(const char* verb, const CommonOpts& c, const CheckOptions& o, co
     for (const Result& r : run.results) show(c, r);
     const bool mutants_ok = !o.mutants || print_mutant_summary(stdout, run.results);
     std::string device = run.device;
-    if (sp.gpus && sp.workers > 1) device = std::to_string(sp.workers) + " x " + device;
+    if (sp.gpus && sp.n_gpus > 1) device = std::to_string(sp.n_gpus) + " x " + device;
     const int rc = finish(verb, c, o, run.results, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), device);
     // A worker's exit 1 speaks for its shard only (under --mutants, a mutant its shard never
     // caught); the merged results above are the run's verdict. Codes above 1 still win.
@@ -135,7 +135,11 @@ int do_check(const CommonOpts& c) {
     if (o.mutants && mutants_linked() == 0) throw BadInput("--mutants: no mutant variants are linked into this executable");
     const std::string device = o.device ? gpu_name() : "none";
     if (!c.quiet) {
-        if (sp.gpus) std::printf("device: %d GPU%s, one worker each: %s\n", sp.workers, sp.workers == 1 ? "" : "s", sp.gpu_names[0].c_str());
+        if (sp.gpus && sp.workers == sp.n_gpus)
+            std::printf("device: %d GPU%s, one worker each: %s\n", sp.workers, sp.workers == 1 ? "" : "s", sp.gpu_names[0].c_str());
+        else if (sp.gpus)
+            std::printf("device: %d GPU%s, %d workers dealt over them: %s\n", sp.n_gpus, sp.n_gpus == 1 ? "" : "s", sp.workers,
+                        sp.gpu_names[0].c_str());
         else if (o.device) std::printf("device: %s\n", device.c_str());
         else std::printf("device: none (%s): host models, goldens and host claims only\n",
                          c.host_only ? "--host-only" : missing.c_str());

@@ -216,8 +216,8 @@ void add_prop_verb(CLI::App& app, int& rc) {
     c->add_flag("--append", p.append, "append a shrunk counterexample to shapes/regressions.shapes");
     c->add_flag("--verbose", p.verbose, "print every case");
     c->add_option("--root", p.root, "directory holding shapes/");
-    c->add_option("--gpus", p.gpus, "spread over GPUs: all or N, one worker process per GPU, each its share of --count from its own seed");
-    c->add_option("--workers", p.workers, "spread over N worker processes (as --gpus, every worker sees every GPU)");
+    c->add_option("--gpus", p.gpus, "spread over GPUs: all or N, one worker process per GPU (or --workers of them, dealt over the GPUs), each its share of --count from its own seed");
+    c->add_option("--workers", p.workers, "spread over N worker processes (alone: every worker sees every GPU; with --gpus: each sees one)");
     c->callback([&rc, owned] { rc = do_prop(*owned); });
 }
 

@@ -25,7 +25,11 @@ extern char** environ;
 
 namespace bitgate {
 
-std::string Spread::what(int w) const { return (gpus ? "GPU " : "worker ") + std::to_string(w); }
+std::string Spread::what(int w) const {
+    if (!gpus) return "worker " + std::to_string(w);
+    if (workers == n_gpus) return "GPU " + std::to_string(w);
+    return "worker " + std::to_string(w) + " (GPU " + std::to_string(gpu_of_worker(w, n_gpus)) + ")";
+}
 
 namespace {
 
@@ -42,17 +46,20 @@ std::vector<std::string> split_commas(const std::string& s) {
 
 Spread resolve_spread(const std::string& gpus, int workers) {
     Spread s;
-    if (!gpus.empty() && workers != -1) throw BadInput("--gpus and --workers exclude each other (--gpus starts one worker per GPU)");
-    if (workers != -1) {
-        if (workers < 1 || workers > kMaxWorkers)
-            throw BadInput("--workers " + std::to_string(workers) + ": expected 1 to " + std::to_string(kMaxWorkers));
-        s.workers = workers;
+    if (workers != -1 && (workers < 1 || workers > kMaxWorkers))
+        throw BadInput("--workers " + std::to_string(workers) + ": expected 1 to " + std::to_string(kMaxWorkers));
+    if (gpus.empty()) {
+        s.workers = workers == -1 ? 0 : workers;
         return s;
     }
-    if (gpus.empty()) return s;
     int want = 0;
     if (gpus != "all" && (!whole_number(gpus, want) || want < 1))
         throw BadInput("--gpus " + printable(gpus) + ": expected all or a number of GPUs (at least 1)");
+    const auto too_few = [&](int n) {
+        return BadInput("--workers " + std::to_string(workers) + " with --gpus " + printable(gpus) + ": fewer workers than the " +
+                        std::to_string(n) + " GPUs (each GPU needs one at least)");
+    };
+    if (workers != -1 && gpus != "all" && workers < want) throw too_few(want);  // before looking for GPUs
     const VisibleGpus v = visible_gpus();
     if (!v.built_with_cuda)
         throw BadInput("--gpus " + printable(gpus) + ": " + v.why_none + ": there are no GPUs to spread over (--workers N spreads over processes)");
@@ -63,9 +70,12 @@ Spread resolve_spread(const std::string& gpus, int workers) {
     // Under CUDA_VISIBLE_DEVICES=2,3 the visible device i is the i-th of that list, not device i.
     std::vector<std::string> parent;
     if (const char* cvd = std::getenv("CUDA_VISIBLE_DEVICES"); cvd && *cvd) parent = split_commas(cvd);
-    s.workers = want;
+    if (workers != -1 && workers < want) throw too_few(want);
+    s.workers = workers == -1 ? want : workers;
     s.gpus = true;
-    for (int i = 0; i < want; ++i) {
+    s.n_gpus = want;
+    for (int w = 0; w < s.workers; ++w) {
+        const int i = gpu_of_worker(w, want);
         s.visible.push_back(size_t(i) < parent.size() ? parent[size_t(i)] : std::to_string(i));
         s.gpu_names.push_back(v.names[size_t(i)]);
     }

@@ -1,7 +1,9 @@
 // Spreading one run over worker processes: `--gpus all|N` (one worker per GPU, each seeing only
-// its own through CUDA_VISIBLE_DEVICES) or `--workers N` (the same without touching which GPUs a
-// worker sees). Each worker is this executable again, with its own shard and report file; the
-// parent waits for all of them and merges what they report.
+// its own through CUDA_VISIBLE_DEVICES), `--workers N` (the same without touching which GPUs a
+// worker sees), or both (`--gpus N --workers M`: M workers dealt round-robin over the N GPUs, each
+// seeing only its own: the host models are the slow part of a check, so a GPU serves several
+// workers). Each worker is this executable again, with its own shard and report file; the parent
+// waits for all of them and merges what they report.
 #pragma once
 #include <cstdio>
 #include <string>
@@ -11,16 +13,21 @@ namespace bitgate {
 
 struct Spread {
     int workers = 0;                      // 0: no spreading
-    bool gpus = false;                    // one GPU per worker
+    bool gpus = false;                    // each worker sees one GPU
+    int n_gpus = 0;                       // the GPUs spread over (gpus only)
     std::vector<std::string> visible;     // per worker: its CUDA_VISIBLE_DEVICES (gpus only)
     std::vector<std::string> gpu_names;   // per worker: its device's name (gpus only)
-    std::string what(int w) const;        // "GPU 1" or "worker 1"
+    std::string what(int w) const;        // "GPU 1", "worker 3 (GPU 1)" or "worker 1"
 };
 
 // From the --gpus and --workers options ("" and -1 when absent). --gpus in a build without CUDA is
 // bad input naming why; --gpus where the driver sees no device is NoGpu; asking for more GPUs
-// than are visible is bad input.
+// than are visible, or for fewer workers than GPUs, is bad input.
 Spread resolve_spread(const std::string& gpus, int workers);
+
+// Worker w's GPU when `workers` workers are dealt over `gpus` GPUs: w modulo gpus, so the GPUs'
+// loads differ by one worker at most.
+inline int gpu_of_worker(int w, int gpus) { return w % gpus; }
 
 // argv without the named options (each as "--name VALUE" or "--name=VALUE") and flags.
 std::vector<std::string> strip_options(const std::vector<std::string>& argv, const std::vector<std::string>& with_value,

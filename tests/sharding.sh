@@ -125,7 +125,8 @@ elif ! "$bg" list gpus | grep -q '^0 GPUs'; then
     one_line_error 2 '--gpus 4096: only [0-9]+ GPUs? (is|are) visible' -- "$bg" check --gpus 4096
 fi
 one_line_error 2 '--gpus 0: expected all or a number' -- "$bg" check --gpus 0
-one_line_error 2 '--gpus and --workers exclude each other' -- "$bg" check --gpus 1 --workers 2
+one_line_error 2 '--workers 2 with --gpus 3: fewer workers than the 3 GPUs' -- "$bg" check --gpus 3 --workers 2
+one_line_error 2 '--workers 0: expected 1 to 1024' -- "$bg" check --gpus 2 --workers 0
 one_line_error 2 '--workers 0: expected 1 to 1024' -- "$bg" check --host-only --workers 0
 one_line_error 2 'golden regen rewrites whole files in one process' -- env -u CI "$bg" golden regen --workers 2 --root "$tmp/root"
 one_line_error 2 '--append and --gpus/--workers exclude each other' -- "$bg" prop --host-only --workers 2 --count 4 --append --root "$tmp/root"
@@ -137,8 +138,9 @@ out=$("$bg" prop --host-only --family add --count 7 --seed 11 --workers 3 2>&1);
     && [[ $(grep -c '^bitgate prop' <<<"$out") -eq 1 ]] && grep -qE '^bitgate prop: 7 generated cases over 1 families: all held$' <<<"$out" \
     && ok || bad "prop --workers 3: exit $rc: $out"
 
-# ci/device: GPUS (default all) reaches the check, big, prop and mutants steps; the table names the
-# count (stand-in executables, no GPU).
+# ci/device: GPUS (default all) reaches the check, big, nonfinite and mutants steps with WORKERS (6)
+# workers a GPU, and prop (one process a family, one worker a GPU); the table names the count
+# (stand-in executables, no GPU).
 mkdir -p "$tmp/fakebin"
 cat >"$tmp/fakebin/bitgate" <<FAKE
 #!/usr/bin/env bash
@@ -150,12 +152,15 @@ esac
 FAKE
 chmod +x "$tmp/fakebin/bitgate"; cp "$tmp/fakebin/bitgate" "$tmp/fakebin/bitgate-mutants"
 expect 0 '^gpus +2 \(GPUS=all' -- env STEPS="check big nonfinite prop mutants" "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
-[[ $(grep -c -- '--gpus all' "$tmp/fakebin/args") -eq 5 ]] && grep -q '^check --device --gpus all --family toy --json' "$tmp/fakebin/args" \
-    && grep -q '^check --device --gpus all --family toy --catalog nonfinite$' "$tmp/fakebin/args" \
-    && grep -q '^prop --device --gpus all --family toy' "$tmp/fakebin/args" && ok || bad "ci/device steps without --gpus all: $(cat "$tmp/fakebin/args")"
+[[ $(grep -c -- '--gpus all --workers 12' "$tmp/fakebin/args") -eq 4 ]] && grep -q '^check --device --gpus all --workers 12 --family toy --json' "$tmp/fakebin/args" \
+    && grep -q '^check --device --gpus all --workers 12 --family toy --catalog nonfinite$' "$tmp/fakebin/args" \
+    && grep -q '^prop --device --gpus all --family toy' "$tmp/fakebin/args" && ok || bad "ci/device steps without --gpus all --workers 12: $(cat "$tmp/fakebin/args")"
 rm -f "$tmp/fakebin/args"
 expect 0 '^gpus +1 \(GPUS=1' -- env GPUS=1 STEPS="check mutants" "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
-[[ $(grep -c -- '--gpus 1' "$tmp/fakebin/args") -eq 2 ]] && ok || bad "GPUS=1 not passed on: $(cat "$tmp/fakebin/args")"
+[[ $(grep -cE -- '--gpus 1 --workers 6( |$)' "$tmp/fakebin/args") -eq 2 ]] && ok || bad "GPUS=1 not passed on with 6 workers: $(cat "$tmp/fakebin/args")"
+rm -f "$tmp/fakebin/args"
+expect 0 '^gpus +2 \(GPUS=all' -- env WORKERS=1 STEPS="check" "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
+grep -q '^check --device --gpus all --family toy --json' "$tmp/fakebin/args" && ok || bad "WORKERS=1: not one worker a GPU: $(cat "$tmp/fakebin/args")"
 expect 1 'ci/device: FAILED: check' -- env GPUS=1 STEPS=check FAKE_RC=1 "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
 
 # The mutant gate over workers is judged on the merged run: a shard that never meets a case

@@ -1,6 +1,7 @@
 // Sharding: the shard a process runs (from --shard, Slurm, Kubernetes or gtest variables), every
 // case in exactly one shard on the real catalogs, and shard reports merging back into the
 // unsharded run's report case for case.
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -351,11 +352,35 @@ TEST(ReportRead, BadReportsAreOneLineNamingTheFileAndField) {
     EXPECT_NE(error_of([] { read_report("/nonexistent/r.json"); }).find("/nonexistent/r.json: cannot open"), std::string::npos);
 }
 
+TEST(Workers, WorkersAreDealtOverTheGpusEvenly) {
+    for (int gpus = 1; gpus <= 8; ++gpus)
+        for (int workers = gpus; workers <= 40; ++workers) {
+            std::vector<int> load(size_t(gpus), 0);
+            for (int w = 0; w < workers; ++w) {
+                const int g = gpu_of_worker(w, gpus);
+                ASSERT_TRUE(g >= 0 && g < gpus) << w << " of " << workers << " over " << gpus;
+                ++load[size_t(g)];
+            }
+            const auto [lo, hi] = std::minmax_element(load.begin(), load.end());
+            EXPECT_GE(*lo, 1) << workers << " over " << gpus;  // every GPU has a worker
+            EXPECT_LE(*hi - *lo, 1) << workers << " over " << gpus;
+        }
+    Spread one_each{.workers = 2, .gpus = true, .n_gpus = 2};
+    Spread shared{.workers = 5, .gpus = true, .n_gpus = 2};
+    Spread plain{.workers = 3};
+    EXPECT_EQ(one_each.what(1), "GPU 1");
+    EXPECT_EQ(shared.what(3), "worker 3 (GPU 1)");
+    EXPECT_EQ(shared.what(4), "worker 4 (GPU 0)");
+    EXPECT_EQ(plain.what(2), "worker 2");
+}
+
 TEST(Workers, OptionsAreStrippedInBothSpellings) {
     const std::vector<std::string> argv = {"bitgate", "check", "--gpus", "2", "--family", "add", "--json=r.json", "--quiet", "--shard", "1/2"};
     EXPECT_EQ(strip_options(argv, {"--gpus", "--json", "--shard"}, {"--quiet"}),
               (std::vector<std::string>{"bitgate", "check", "--family", "add"}));
-    EXPECT_NE(error_of([] { resolve_spread("2", 3); }).find("exclude each other"), std::string::npos);
+    // --gpus with --workers: at least a worker a GPU, checked before any GPU is looked for.
+    EXPECT_NE(error_of([] { resolve_spread("4", 3); }).find("--workers 3 with --gpus 4: fewer workers than the 4 GPUs"), std::string::npos);
+    EXPECT_NE(error_of([] { resolve_spread("2", 2000); }).find("--workers 2000: expected 1 to 1024"), std::string::npos);
     EXPECT_NE(error_of([] { resolve_spread("", 5000); }).find("--workers 5000: expected 1 to 1024"), std::string::npos);
     EXPECT_NE(error_of([] { resolve_spread("two", -1); }).find("--gpus two: expected all or a number"), std::string::npos);
     EXPECT_EQ(resolve_spread("", 3).workers, 3);
