@@ -67,19 +67,24 @@ Spread resolve_spread(const std::string& gpus, int workers) {
     if (gpus == "all") want = v.count;
     if (want > v.count)
         throw BadInput("--gpus " + gpus + ": only " + std::to_string(v.count) + " GPU" + (v.count == 1 ? " is" : "s are") + " visible");
-    // Under CUDA_VISIBLE_DEVICES=2,3 the visible device i is the i-th of that list, not device i.
+    if (workers != -1 && workers < want) throw too_few(want);  // --gpus all: now that the count is known
     std::vector<std::string> parent;
     if (const char* cvd = std::getenv("CUDA_VISIBLE_DEVICES"); cvd && *cvd) parent = split_commas(cvd);
-    if (workers != -1 && workers < want) throw too_few(want);
     s.workers = workers == -1 ? want : workers;
     s.gpus = true;
     s.n_gpus = want;
-    for (int w = 0; w < s.workers; ++w) {
-        const int i = gpu_of_worker(w, want);
-        s.visible.push_back(size_t(i) < parent.size() ? parent[size_t(i)] : std::to_string(i));
-        s.gpu_names.push_back(v.names[size_t(i)]);
-    }
+    s.visible = visible_of_workers(parent, want, s.workers);
+    for (int w = 0; w < s.workers; ++w) s.gpu_names.push_back(v.names[size_t(gpu_of_worker(w, want))]);
     return s;
+}
+
+std::vector<std::string> visible_of_workers(const std::vector<std::string>& parent, int gpus, int workers) {
+    std::vector<std::string> out;
+    for (int w = 0; w < workers; ++w) {
+        const int i = gpu_of_worker(w, gpus);
+        out.push_back(size_t(i) < parent.size() ? parent[size_t(i)] : std::to_string(i));
+    }
+    return out;
 }
 
 std::vector<std::string> strip_options(const std::vector<std::string>& argv, const std::vector<std::string>& with_value,

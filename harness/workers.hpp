@@ -29,6 +29,11 @@ Spread resolve_spread(const std::string& gpus, int workers);
 // loads differ by one worker at most.
 inline int gpu_of_worker(int w, int gpus) { return w % gpus; }
 
+// Each worker's CUDA_VISIBLE_DEVICES: its GPU's entry in the parent's list (under
+// CUDA_VISIBLE_DEVICES=2,3 the visible device i is the i-th of that list, not device i), or the
+// GPU's index where the parent has no list.
+std::vector<std::string> visible_of_workers(const std::vector<std::string>& parent, int gpus, int workers);
+
 // argv without the named options (each as "--name VALUE" or "--name=VALUE") and flags.
 std::vector<std::string> strip_options(const std::vector<std::string>& argv, const std::vector<std::string>& with_value,
                                        const std::vector<std::string>& flags);

@@ -365,6 +365,10 @@ TEST(Workers, WorkersAreDealtOverTheGpusEvenly) {
             EXPECT_GE(*lo, 1) << workers << " over " << gpus;  // every GPU has a worker
             EXPECT_LE(*hi - *lo, 1) << workers << " over " << gpus;
         }
+    using V = std::vector<std::string>;
+    EXPECT_EQ(visible_of_workers({}, 2, 5), (V{"0", "1", "0", "1", "0"}));
+    EXPECT_EQ(visible_of_workers({"2", "3"}, 2, 5), (V{"2", "3", "2", "3", "2"}));  // under CUDA_VISIBLE_DEVICES=2,3
+    EXPECT_EQ(visible_of_workers({"5", "7", "9"}, 2, 3), (V{"5", "7", "5"}));      // --gpus 2 of three visible
     Spread one_each{.workers = 2, .gpus = true, .n_gpus = 2};
     Spread shared{.workers = 5, .gpus = true, .n_gpus = 2};
     Spread plain{.workers = 3};
