@@ -735,12 +735,18 @@ inline size_t prefill_smem_bytes(int D) {
     return size_t(2 * kBQ * (D + 4) + kBQ * (kSplit + 4) + 2 * kBQ) * 4;
 }
 
+// The dims thread tx owns in prefill's p.v and output: four at 4 tx, and at head_dim 128 four
+// more at 64 + 4 tx (e = 0..3, 4..7). A half warp's read of a V row then covers 256 contiguous
+// bytes without a bank conflict; with 8 consecutive dims a thread (8 tx, until 2026-12-04) its
+// 16-byte reads met 4-way conflicts and p.v was bound by shared memory.
+__host__ __device__ inline constexpr int prefill_dim(int tx, int e) { return (e / 4) * 64 + 4 * tx + e % 4; }
+
 // Prefill, one block per (64 queries = blockIdx.x, head = blockIdx.y). Per split: scores of the
 // 64 x 128 tile in 64-key sub-tiles (thread (ty, tx) owns rows ty + 16a and keys tx + 16b, each
 // a sequential fma chain over d), row max, p, then p.v in key order (thread owns rows ty + 16a
-// and dims DT tx .. DT tx + DT-1), then the fold into the rows' state, all in registers.
+// and dims prefill_dim(tx, e)), then the fold into the rows' state, all in registers.
 template <int D, Bug B>
-__global__ void __launch_bounds__(kPrefillThreads)
+__global__ void __launch_bounds__(kPrefillThreads, 2)
     prefill_kernel(const float* __restrict__ q, const uint16_t* __restrict__ kc, const uint16_t* __restrict__ vc,
                    int64_t n_q, int64_t L, int64_t ctx, int n_head, int n_kv_head, int G, float scale,
                    float* __restrict__ out) {
@@ -849,13 +855,12 @@ __global__ void __launch_bounds__(kPrefillThreads)
             __syncthreads();  // p written; sKV free
             load_rows(vb, j0 + kt * kBK, nkt);
             __syncthreads();
-            for (int j = 0; j < nkt; ++j) {
-                float p[4], v[DT];
-                BITGATE_UNROLL
-                for (int a = 0; a < 4; ++a) p[a] = sS[(ty + 16 * a) * SP + kt * kBK + j];
+            // Key j into the chains of this thread's rows and dims.
+            auto key = [&](int j, const float* p) {
+                float v[DT];
                 BITGATE_UNROLL
                 for (int e = 0; e < DT; e += 4) {
-                    const float4 x = *reinterpret_cast<const float4*>(sKV + j * DP + tx * DT + e);
+                    const float4 x = *reinterpret_cast<const float4*>(sKV + j * DP + prefill_dim(tx, e));
                     v[e] = x.x, v[e + 1] = x.y, v[e + 2] = x.z, v[e + 3] = x.w;
                 }
                 BITGATE_UNROLL
@@ -864,6 +869,26 @@ __global__ void __launch_bounds__(kPrefillThreads)
                     for (int e = 0; e < DT; ++e) acc[a][e] = fmaf(p[a], v[e], acc[a][e]);
                     lsum[a] = lsum[a] + p[a];
                 }
+            };
+            // Four keys at a time: one 16-byte read of p a row instead of four scalar ones.
+            const float* pt = sS + kt * kBK;
+            int j = 0;
+            for (; j + 4 <= nkt; j += 4) {
+                float4 p4[4];
+                BITGATE_UNROLL
+                for (int a = 0; a < 4; ++a) p4[a] = *reinterpret_cast<const float4*>(pt + (ty + 16 * a) * SP + j);
+                const float p0[4] = {p4[0].x, p4[1].x, p4[2].x, p4[3].x}, p1[4] = {p4[0].y, p4[1].y, p4[2].y, p4[3].y};
+                const float p2[4] = {p4[0].z, p4[1].z, p4[2].z, p4[3].z}, p3[4] = {p4[0].w, p4[1].w, p4[2].w, p4[3].w};
+                key(j, p0);
+                key(j + 1, p1);
+                key(j + 2, p2);
+                key(j + 3, p3);
+            }
+            for (; j < nkt; ++j) {
+                float p[4];
+                BITGATE_UNROLL
+                for (int a = 0; a < 4; ++a) p[a] = pt[(ty + 16 * a) * SP + j];
+                key(j, p);
             }
         }
         BITGATE_UNROLL
@@ -889,10 +914,10 @@ __global__ void __launch_bounds__(kPrefillThreads)
     for (int a = 0; a < 4; ++a) {
         const int r = ty + 16 * a;
         if (r >= rows || (B == Bug::tail_unwritten && i0 + r == n_q - 1)) continue;
-        float* o = out + ((i0 + r) * n_head + h) * D + tx * DT;
+        float* o = out + ((i0 + r) * n_head + h) * D;
         BITGATE_UNROLL
         for (int e = 0; e < DT; e += 4)
-            *reinterpret_cast<float4*>(o + e) =
+            *reinterpret_cast<float4*>(o + prefill_dim(tx, e)) =
                 make_float4(A[a][e] / Ls[a], A[a][e + 1] / Ls[a], A[a][e + 2] / Ls[a], A[a][e + 3] / Ls[a]);
     }
 }
