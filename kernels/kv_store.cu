@@ -2,6 +2,8 @@
 
 #include <cuda_fp16.h>
 
+#include "pdl.cuh"
+
 namespace bitgate::cuda {
 
 namespace {
@@ -17,6 +19,8 @@ __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
 // head_dim 128 row (two rows of head_dim 64), so writes are 256 contiguous bytes per row.
 __global__ void kv_store_f16_kernel(const float4* __restrict__ kv, int64_t words, int64_t n_kv_head,
                                     int64_t words_per_row, uint2* __restrict__ cache, int64_t ctx, int64_t pos0) {
+    wait_for_producer();  // launched as dependent (kernels/pdl.cuh): nothing is read or written before this
+    allow_dependents();
     const int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x;
     if (i >= words) return;
     const int64_t row = i / words_per_row, j = i % words_per_row;  // row = t * n_kv_head + h
@@ -31,8 +35,9 @@ void kv_store_f16(const float* kv, int64_t n, int64_t n_kv_head, int64_t head_di
                   int64_t pos0, cudaStream_t stream) {
     const int64_t words = n * n_kv_head * (head_dim / 4);
     if (words <= 0) return;
-    kv_store_f16_kernel<<<unsigned((words + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
-        reinterpret_cast<const float4*>(kv), words, n_kv_head, head_dim / 4, reinterpret_cast<uint2*>(cache), ctx, pos0);
+    launch_dependent(kv_store_f16_kernel, dim3(unsigned((words + kThreads - 1) / kThreads)), dim3(kThreads), 0, stream,
+                     reinterpret_cast<const float4*>(kv), words, n_kv_head, head_dim / 4,
+                     reinterpret_cast<uint2*>(cache), ctx, pos0);
 }
 
 }  // namespace bitgate::cuda

@@ -14,8 +14,11 @@ constexpr int kWarpsPerBlock = 8;
 // One warp per Q8_0 block, one lane per value. The maximum of finite values is order-independent
 // and exact, so the shuffle tree needs no fixed shape (NaNs are placed by a ballot, below); the division and reciprocal are IEEE (-prec-div=true).
 __global__ void quantize_q8_0_kernel(const float* __restrict__ x, BlockQ8_0* __restrict__ y, int64_t nblocks) {
-    // A projection launched as dependent after this kernel may start now and fetch its weights:
-    // it waits for this kernel to complete before it reads y (kernels/pdl.cuh).
+    // Launched as dependent (kernels/pdl.cuh): its blocks may be scheduled while the kernel before
+    // it drains, and read nothing before that kernel has completed. A projection launched as
+    // dependent after this kernel may start now and fetch its weights: it waits for this kernel to
+    // complete before it reads y.
+    wait_for_producer();
     allow_dependents();
     const int64_t b = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
@@ -43,7 +46,7 @@ __global__ void quantize_q8_0_kernel(const float* __restrict__ x, BlockQ8_0* __r
 void quantize_q8_0(const float* x, BlockQ8_0* y, int64_t k, cudaStream_t stream) {
     const int64_t nblocks = k / QK8_0;
     const unsigned grid = unsigned((nblocks + kWarpsPerBlock - 1) / kWarpsPerBlock);
-    quantize_q8_0_kernel<<<grid, kWarpsPerBlock * 32, 0, stream>>>(x, y, nblocks);
+    launch_dependent(quantize_q8_0_kernel, dim3(grid), dim3(kWarpsPerBlock * 32), 0, stream, x, y, nblocks);
 }
 
 }  // namespace bitgate::cuda

@@ -24,9 +24,8 @@ void launch_quant(const float* x, const float* w, float* y, int64_t n, int64_t d
 
 void rms_norm_f32(const float* x, const float* w, float* y, int64_t n, int64_t d, cudaStream_t stream) {
     const unsigned blocks = unsigned((n + kRmsRowsPerBlock - 1) / kRmsRowsPerBlock);
-    rms_norm_f32_kernel<<<blocks, kRmsThreads, 0, stream>>>(reinterpret_cast<const float4*>(x),
-                                                            reinterpret_cast<const float4*>(w),
-                                                            reinterpret_cast<float4*>(y), n, d);
+    launch_dependent(rms_norm_f32_kernel, dim3(blocks), dim3(kRmsThreads), 0, stream, reinterpret_cast<const float4*>(x),
+                     reinterpret_cast<const float4*>(w), reinterpret_cast<float4*>(y), n, d);
 }
 
 void rms_norm_quant_f32_t(const float* x, const float* w, float* y, int64_t n, int64_t d, uint8_t* qs,

@@ -9,6 +9,7 @@
 
 #include "bitgate/pad40.hpp"
 #include "pad40_quant.cuh"
+#include "pdl.cuh"
 #include "rms_norm_common.cuh"
 
 namespace bitgate::cuda::rms {
@@ -18,6 +19,8 @@ namespace {  // internal to the one translation unit that launches them, as befo
 // (from L1/L2: the row was just read).
 __global__ void rms_norm_f32_kernel(const float4* __restrict__ x, const float4* __restrict__ w,
                                     float4* __restrict__ y, int64_t n, int64_t d) {
+    wait_for_producer();  // launched as dependent (kernels/pdl.cuh): nothing is read or written before this
+    allow_dependents();
     const int lane = threadIdx.x % 32;
     const int64_t row = int64_t(blockIdx.x) * kRmsRowsPerBlock + threadIdx.x / 32;
     if (row >= n) return;  // whole warps leave together

@@ -1,6 +1,7 @@
 #include "rope.cuh"
 
 #include "bitgate/rope_table.hpp"
+#include "pdl.cuh"
 
 namespace bitgate::cuda {
 
@@ -14,6 +15,8 @@ constexpr int kThreads = 128;
 // written by the same thread, so in and out may be the same buffer (no __restrict__).
 __global__ void rope_neox_kernel(const float* in, float* out, int64_t n, int64_t n_head, int64_t head_dim,
                                  const int32_t* __restrict__ pos, float base) {
+    wait_for_producer();  // launched as dependent (kernels/pdl.cuh): nothing is read or written before this
+    allow_dependents();
     const int64_t half = head_dim / 2;
     const int64_t g = int64_t(blockIdx.x) * kThreads + threadIdx.x;
     if (g >= n * half) return;
@@ -34,8 +37,8 @@ void rope_neox_to(const float* in, float* out, int64_t n, int64_t n_head, int64_
                   float base, cudaStream_t stream) {
     const int64_t threads = n * (head_dim / 2);
     if (threads == 0) return;
-    rope_neox_kernel<<<unsigned((threads + kThreads - 1) / kThreads), kThreads, 0, stream>>>(in, out, n, n_head,
-                                                                                           head_dim, pos, base);
+    launch_dependent(rope_neox_kernel, dim3(unsigned((threads + kThreads - 1) / kThreads)), dim3(kThreads), 0, stream,
+                     in, out, n, n_head, head_dim, pos, base);
 }
 
 }  // namespace bitgate::cuda

@@ -3,6 +3,7 @@
 #include "bitgate/exp.hpp"
 #include "bitgate/pad40.hpp"
 #include "pad40_quant.cuh"
+#include "pdl.cuh"
 #include "quantize_pad40_t.cuh"
 
 namespace bitgate::cuda {
@@ -19,6 +20,8 @@ __device__ __forceinline__ float4 swiglu4(float4 g, float4 u) {
 
 __global__ void swiglu_f32_kernel(const float4* __restrict__ g, const float4* __restrict__ u,
                                   float4* __restrict__ out, int64_t words) {
+    wait_for_producer();  // launched as dependent (kernels/pdl.cuh): nothing is read or written before this
+    allow_dependents();
     const int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x;
     if (i < words) out[i] = swiglu4(g[i], u[i]);
 }
@@ -46,9 +49,9 @@ __global__ void swiglu_quant_f32_t_kernel(const float4* __restrict__ g, const fl
 
 void swiglu_f32(const float* g, const float* u, float* out, int64_t n, int64_t f, cudaStream_t stream) {
     const int64_t words = n * f / 4;
-    swiglu_f32_kernel<<<unsigned((words + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
-        reinterpret_cast<const float4*>(g), reinterpret_cast<const float4*>(u), reinterpret_cast<float4*>(out),
-        words);
+    launch_dependent(swiglu_f32_kernel, dim3(unsigned((words + kThreads - 1) / kThreads)), dim3(kThreads), 0, stream,
+                     reinterpret_cast<const float4*>(g), reinterpret_cast<const float4*>(u),
+                     reinterpret_cast<float4*>(out), words);
 }
 
 void swiglu_quant_f32_t(const float* g, const float* u, float* out, int64_t n, int64_t f, uint8_t* qs,
