@@ -26,6 +26,7 @@
 #include "../kernels/rope.cuh"
 #include "../kernels/swiglu.cuh"
 #include "dependent_launch_kernels.cuh"
+#include "graph_replay.hpp"
 
 using namespace bitgate;
 
@@ -145,16 +146,7 @@ TEST(DependentLaunchDevice, EachLauncherWaitsForTheKernelBeforeIt) {
                 }
             };
             if (graph) {
-                cudaGraph_t g = nullptr;
-                cudaGraphExec_t exec = nullptr;
-                CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-                rounds();
-                CUDA_OK(cudaStreamEndCapture(s, &g));
-                CUDA_OK(cudaGraphInstantiate(&exec, g, 0));
-                CUDA_OK(cudaGraphLaunch(exec, s));
-                CUDA_OK(cudaStreamSynchronize(s));
-                cudaGraphExecDestroy(exec);
-                cudaGraphDestroy(g);
+                CUDA_OK(test::replay_in_graph(s, rounds));
             } else {
                 rounds();
                 CUDA_OK(cudaStreamSynchronize(s));

@@ -25,6 +25,7 @@
 #include <cuda_runtime.h>
 
 #include "../kernels/proj_q8_0.cuh"
+#include "graph_replay.hpp"
 #endif
 
 namespace {
@@ -564,16 +565,7 @@ TEST(ProjQ8Device, DependentLaunchWaitsForTheQuantize) {
                 }
             };
             if (graph) {
-                cudaGraph_t g = nullptr;
-                cudaGraphExec_t exec = nullptr;
-                CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-                rounds();
-                CUDA_OK(cudaStreamEndCapture(s, &g));
-                CUDA_OK(cudaGraphInstantiate(&exec, g, 0));
-                for (int rep = 0; rep < 3; ++rep) CUDA_OK(cudaGraphLaunch(exec, s));
-                CUDA_OK(cudaStreamSynchronize(s));
-                cudaGraphExecDestroy(exec);
-                cudaGraphDestroy(g);
+                CUDA_OK(test::replay_in_graph(s, rounds, 3));
             } else {
                 rounds();
             }
