@@ -1,9 +1,9 @@
 // Sharding: the shard a process runs (from --shard, Slurm, Kubernetes or gtest variables), every
 // case in exactly one shard on the real catalogs, and shard reports merging back into the
 // unsharded run's report case for case.
-#include <algorithm>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
