@@ -44,7 +44,8 @@ const std::vector<PathInfo>& paths() {
         {"fast",
          "each activation quantized once for every projection that reads it (q/k/v, gate/up); fused "
          "norm+quantize and swiglu+quantize producers in prefill; the bias and the residual add in the "
-         "projections' epilogue (proj_q8_0_add in decode, mmq_q8_0_add in prefill)",
+         "projections' epilogue (proj_q8_0_add in decode, mmq_q8_0_add in prefill); in decode q/k/v as one "
+         "packed projection, one rope and one kv_store",
          true},
         {"reference",
          "f32 activations and dequantized weights everywhere (proj_f32), f32 KV cache and attention; "
@@ -64,6 +65,19 @@ int Graph::launches() const {
     int s = 0;
     for (const Step& st : steps) s += st.launches;
     return s;
+}
+
+bool packs_qkv(const std::string& path, Mode mode) { return path == "fast" && mode == Mode::decode; }
+
+std::vector<WeightPack> weight_packs(const Hparams& hp, const std::string& path) {
+    std::vector<WeightPack> packs;
+    if (path != "fast") return packs;
+    for (int64_t l = 0; l < hp.n_layer; ++l) {
+        const std::string p = "blk." + std::to_string(l) + ".";
+        for (const char* kind : {"weight", "bias"})
+            packs.push_back({p + "attn_qkv." + kind, {p + "attn_q." + kind, p + "attn_k." + kind, p + "attn_v." + kind}});
+    }
+    return packs;
 }
 
 int attention_decode_launches(int64_t L) { return (L + kAttnSplit - 1) / kAttnSplit > 1 ? 2 : 1; }
@@ -117,9 +131,19 @@ Graph build_graph(const Hparams& hp, const std::string& path, Mode mode, int64_t
     const int64_t L = pos + n;
     b.buf("ids", size_t(n) * 4);
     b.buf("pos", size_t(n) * 4);
-    for (auto [name, w] : {std::pair<const char*, int64_t>{"x", E}, {"h", E}, {"q", E}, {"k", KV}, {"v", KV},
-                           {"att", E}, {"o", E}, {"g", F}, {"u", F}, {"s", F}, {"d", E}})
+    for (auto [name, w] : {std::pair<const char*, int64_t>{"x", E}, {"h", E}, {"att", E}, {"o", E}, {"g", F},
+                           {"u", F}, {"s", F}, {"d", E}})
         b.buf(name, size_t(n * w) * 4);
+    // Packed (fast decode, one token): q, k and v are the parts of one row [q | k | v].
+    const bool packed = packs_qkv(path, mode);
+    if (packed) {
+        b.buf("qkv", size_t(E + 2 * KV) * 4);
+        const size_t q0 = 0, k0 = size_t(E) * 4, v0 = size_t(E + KV) * 4;
+        g.views = {{"q", {"qkv", q0}}, {"k", {"qkv", k0}}, {"v", {"qkv", v0}}, {"qk", {"qkv", q0}}, {"kv", {"qkv", k0}}};
+    } else {
+        for (auto [name, w] : {std::pair<const char*, int64_t>{"q", E}, {"k", KV}, {"v", KV}})
+            b.buf(name, size_t(n * w) * 4);
+    }
     b.buf("logits", size_t(n * V) * 4);
     g.logits = "logits";
 
@@ -214,18 +238,29 @@ Graph build_graph(const Hparams& hp, const std::string& path, Mode mode, int64_t
         norm(l, "x", p + "attn_norm.weight", "h", fused);
         if (hoist && !fused) quantize(l, "h", E);
         const bool have_q = hoist;
-        project_bias(l, p + "attn_q.weight", p + "attn_q.bias", E, "q", have_q);
-        project_bias(l, p + "attn_k.weight", p + "attn_k.bias", KV, "k", have_q);
-        project_bias(l, p + "attn_v.weight", p + "attn_v.bias", KV, "v", have_q);
-        for (auto [t, heads] : {std::pair<const char*, int64_t>{"q", hp.n_head}, {"k", hp.n_head_kv}}) {
-            Step& s = b.add(Op::rope, "rope", "neox", l, {t}, {t});
-            s.n = n, s.rows = heads, s.k = hd;
-        }
-        for (const char* t : {"k", "v"}) {
-            const std::string cache = std::string("cache.") + t + "." + std::to_string(l);
-            Step& s = ref ? b.add(Op::kv_store_f32, "kv_store", "f32 copy", l, {t}, {cache})
-                          : b.add(Op::kv_store, "kv_store", "f16", l, {t}, {cache});
-            s.n = n, s.rows = hp.n_head_kv, s.k = hd, s.pos0 = pos;
+        if (packed) {
+            // One projection over the q, k and v rows, one rope over the heads of q and k, one
+            // kv_store of k and v into the layer's two cache halves: each of those families works
+            // row by row or head by head, so the bytes are those of the separate calls.
+            project_bias(l, p + "attn_qkv.weight", p + "attn_qkv.bias", E + 2 * KV, "qkv", have_q);
+            Step& r = b.add(Op::rope, "rope", "neox", l, {"qk"}, {"qk"});
+            r.n = n, r.rows = hp.n_head + hp.n_head_kv, r.k = hd;
+            Step& s = b.add(Op::kv_store, "kv_store", "f16", l, {"kv"}, {"cache.kv." + std::to_string(l)});
+            s.n = n, s.rows = 2 * hp.n_head_kv, s.k = hd, s.pos0 = pos;
+        } else {
+            project_bias(l, p + "attn_q.weight", p + "attn_q.bias", E, "q", have_q);
+            project_bias(l, p + "attn_k.weight", p + "attn_k.bias", KV, "k", have_q);
+            project_bias(l, p + "attn_v.weight", p + "attn_v.bias", KV, "v", have_q);
+            for (auto [t, heads] : {std::pair<const char*, int64_t>{"q", hp.n_head}, {"k", hp.n_head_kv}}) {
+                Step& s = b.add(Op::rope, "rope", "neox", l, {t}, {t});
+                s.n = n, s.rows = heads, s.k = hd;
+            }
+            for (const char* t : {"k", "v"}) {
+                const std::string cache = std::string("cache.") + t + "." + std::to_string(l);
+                Step& s = ref ? b.add(Op::kv_store_f32, "kv_store", "f32 copy", l, {t}, {cache})
+                              : b.add(Op::kv_store, "kv_store", "f16", l, {t}, {cache});
+                s.n = n, s.rows = hp.n_head_kv, s.k = hd, s.pos0 = pos;
+            }
         }
         {
             const std::string kc = "cache.k." + std::to_string(l), vc = "cache.v." + std::to_string(l);
@@ -301,9 +336,9 @@ LaunchFormula predict_launches(const Hparams& hp, const std::string& path, Mode 
         f.fixed = 1 + 1 + 1;
         f.fixed_terms = "embed 1 + norm+quantize 1 + lm head mmq 1";
     } else {  // fast decode: hoisted quantize_q8_0, bias and residual in the projections' epilogue,
-              // gate and up as one pair
-        f.per_layer = 1 + 1 + 3 + 2 + 2 + a + 2 + 1 + 1 + 1 + 1 + 2;
-        f.per_layer_terms = "norm 1 + quantize 1 + q/k/v proj+bias 3 + rope 2 + kv_store 2 + " + as +
+              // q/k/v packed (one projection, one rope, one kv_store), gate and up as one pair
+        f.per_layer = 1 + 1 + 1 + 1 + 1 + a + 2 + 1 + 1 + 1 + 1 + 2;
+        f.per_layer_terms = "norm 1 + quantize 1 + q/k/v packed proj+bias 1 + rope q,k 1 + kv_store k,v 1 + " + as +
                             " + o (quantize 1 + proj+add 1) + norm 1 + quantize 1 + gate/up proj pair 1 + swiglu 1 + "
                             "down (quantize 1 + proj+add 1)";
         f.fixed = 1 + 1 + 2;

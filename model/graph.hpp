@@ -64,14 +64,38 @@ struct Graph {
     int64_t n = 0, pos = 0, ctx = 0;
     std::vector<Step> steps;
     std::map<std::string, size_t> buffers;  // activation name -> bytes (caches excluded)
+    // Activation names that are byte ranges of a buffer above (fast decode: q, k and v are the
+    // parts of the one row the packed q/k/v projection writes; "qk" and "kv" the pairs that rope
+    // and kv_store take in one launch). A runner resolves a view to its base plus the offset.
+    struct View {
+        std::string base;
+        size_t offset = 0;
+    };
+    std::map<std::string, View> views;
     std::string logits;                      // the buffer holding [n][n_vocab] f32
     int launches() const;
 };
 
+// Weight tensors a runner stores back to back under a name of their own, the parts keeping their
+// names as pointers into it. The fast path packs each layer's attn_q/k/v weights
+// (blk.N.attn_qkv.weight, E + 2 KV rows) and biases (blk.N.attn_qkv.bias), so that decode projects
+// q, k and v in one launch over their rows: a row's bytes do not depend on the rows around it
+// (proj_q8_0's order is per row and set by the row length alone). Every part is a multiple of 256
+// bytes (rows a multiple of 64, head_dim 64 or 128), so each keeps the alignment an allocation of
+// its own would have. Empty for the other paths.
+struct WeightPack {
+    std::string name;
+    std::vector<std::string> parts;
+};
+std::vector<WeightPack> weight_packs(const Hparams& hp, const std::string& path);
+// Whether this call's graph projects q/k/v packed (fast decode).
+bool packs_qkv(const std::string& path, Mode mode);
+
 // Checks that the architecture is one the families run (BadInput naming what is not).
 void check_hparams(const Hparams& hp);
 // ctx: the cache length (positions); caches are named cache.k.L / cache.v.L (f16, or f32 in the
-// reference path), [n_head_kv][ctx][head_dim].
+// reference path), [n_head_kv][ctx][head_dim]. The f16 caches of a layer are the two halves of
+// cache.kv.L ([2 n_head_kv][ctx][head_dim], k first), which fast decode's one kv_store writes.
 Graph build_graph(const Hparams& hp, const std::string& path, Mode mode, int64_t n, int64_t pos, int64_t ctx);
 
 // The launch count as a formula over the architecture: layers x per_layer + fixed, each part

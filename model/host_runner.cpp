@@ -58,20 +58,26 @@ public:
         const Hparams& hp = m.hp;
         const int64_t hd = hp.n_embd / hp.n_head;
         const size_t elems = size_t(hp.n_head_kv * ctx * hd);
-        for (int64_t l = 0; l < hp.n_layer; ++l)
-            for (const char* t : {"k", "v"}) {
-                const std::string name = std::string("cache.") + t + "." + std::to_string(l);
-                if (path == "reference")
-                    f32_cache_[name].assign(elems, 0.0);
-                else
-                    f16_cache_[name].assign(elems, 0);
+        for (int64_t l = 0; l < hp.n_layer; ++l) {
+            const std::string ls = std::to_string(l);
+            if (path == "reference") {
+                for (const char* t : {"k", "v"}) f32_cache_[std::string("cache.") + t + "." + ls].assign(elems, 0.0);
+            } else {  // the halves of one cache.kv.L, as on the device (graph.hpp)
+                std::vector<uint16_t>& kv = f16_kv_[ls];
+                kv.assign(2 * elems, 0);
+                f16_cache_["cache.kv." + ls] = kv.data();
+                f16_cache_["cache.k." + ls] = kv.data();
+                f16_cache_["cache.v." + ls] = kv.data() + elems;
             }
+        }
+        for (const WeightPack& pk : weight_packs(hp, path)) packs_[pk.name] = pk.parts;
     }
     std::string where() const override { return "host"; }
 
     void forward(const Graph& g, const int32_t* ids, float* logits, CallStat&) override {
         if (g.ctx != ctx_) throw BadInput("forward: graph built for another cache length");
         for (auto& [name, bytes] : g.buffers) buf_[name].resize((bytes + 3) / 4);
+        views_ = g.views;
         std::vector<int32_t> pos(static_cast<size_t>(g.n));
         for (int64_t t = 0; t < g.n; ++t) pos[size_t(t)] = int32_t(g.pos + t);
         for (const Step& s : g.steps) run(g, s, ids, pos.data());
@@ -79,12 +85,26 @@ public:
     }
 
 private:
-    float* f(const std::string& n) { return buf_.at(n).data(); }
+    // An activation by name: a buffer, or a view into one (Graph::views).
+    float* f(const std::string& n) {
+        if (auto v = views_.find(n); v != views_.end()) return buf_.at(v->second.base).data() + v->second.offset / 4;
+        return buf_.at(n).data();
+    }
+    bool is_act(const std::string& n) const { return buf_.count(n) || views_.count(n); }
     template <class T>
-    T* as(const std::string& n) { return reinterpret_cast<T*>(buf_.at(n).data()); }
+    T* as(const std::string& n) { return reinterpret_cast<T*>(f(n)); }
     const Tensor& w(const std::string& n) { return m_.at(n); }
-    const float* wf(const std::string& n) { return reinterpret_cast<const float*>(w(n).bytes.data()); }
-    const BlockQ8_0* wq(const std::string& n) { return reinterpret_cast<const BlockQ8_0*>(w(n).bytes.data()); }
+    // A tensor's bytes, or a pack's: its parts back to back, built on first use.
+    const uint8_t* wbytes(const std::string& n) {
+        auto pk = packs_.find(n);
+        if (pk == packs_.end()) return w(n).bytes.data();
+        std::vector<uint8_t>& b = packed_[n];
+        if (b.empty())
+            for (const std::string& part : pk->second) b.insert(b.end(), w(part).bytes.begin(), w(part).bytes.end());
+        return b.data();
+    }
+    const float* wf(const std::string& n) { return reinterpret_cast<const float*>(wbytes(n)); }
+    const BlockQ8_0* wq(const std::string& n) { return reinterpret_cast<const BlockQ8_0*>(wbytes(n)); }
     // "f32:NAME": kept while the cache has room, else in the scratch buffer until the next call.
     const float* deq(const std::string& n) {
         if (auto it = deq_.find(n); it != deq_.end()) return it->second.data();
@@ -127,7 +147,7 @@ private:
                 // bias broadcast over tokens or the residual (which may be y itself).
                 std::vector<float> sum(static_cast<size_t>(s.n * s.rows));
                 ref::mmq_q8_0(as<uint8_t>(s.in[0]), as<uint32_t>(s.in[1]), wq(s.in[2]), sum.data(), s.n, s.rows, s.k);
-                if (buf_.count(s.in[3]))
+                if (is_act(s.in[3]))
                     ref::add_f32(sum.data(), f(s.in[3]), f(s.out[0]), s.n * s.rows);
                 else
                     ref::bias_f32_to(sum.data(), wf(s.in[3]), f(s.out[0]), s.n, s.rows);
@@ -154,7 +174,7 @@ private:
                 order.width = proj_q8_0_v2_width(s.k / QK8_0);
                 std::vector<float> sum(static_cast<size_t>(s.rows));
                 ref::proj_q8_0(wq(s.in[1]), as<BlockQ8_0>(s.in[0]), sum.data(), s.rows, s.k / QK8_0, order);
-                const float* a = buf_.count(s.in[2]) ? f(s.in[2]) : wf(s.in[2]);
+                const float* a = is_act(s.in[2]) ? f(s.in[2]) : wf(s.in[2]);
                 ref::add_f32(sum.data(), a, f(s.out[0]), s.rows);
                 break;
             }
@@ -167,7 +187,7 @@ private:
             case Op::bias: ref::bias_f32(f(s.out[0]), wf(s.in[1]), s.rows, s.k); break;
             case Op::rope: ref::rope_neox(f(s.in[0]), s.n, s.rows, s.k, pos, hp.rope_base); break;
             case Op::kv_store:
-                ref::kv_store_f16(f(s.in[0]), s.n, s.rows, s.k, f16_cache_.at(s.out[0]).data(), g.ctx, s.pos0);
+                ref::kv_store_f16(f(s.in[0]), s.n, s.rows, s.k, f16_cache_.at(s.out[0]), g.ctx, s.pos0);
                 break;
             case Op::kv_store_f32: {
                 std::vector<double>& c = f32_cache_.at(s.out[0]);
@@ -179,7 +199,7 @@ private:
                 break;
             }
             case Op::attention:
-                ref::attention_f16kv(f(s.in[0]), f16_cache_.at(s.in[1]).data(), f16_cache_.at(s.in[2]).data(), s.n,
+                ref::attention_f16kv(f(s.in[0]), f16_cache_.at(s.in[1]), f16_cache_.at(s.in[2]), s.n,
                                      s.L, g.ctx, s.rows, s.h2, s.k, f(s.out[0]));
                 break;
             case Op::attention_f32:
@@ -226,7 +246,11 @@ private:
     const Model& m_;
     int64_t ctx_;
     std::map<std::string, std::vector<float>> buf_;
-    std::map<std::string, std::vector<uint16_t>> f16_cache_;
+    std::map<std::string, std::vector<uint16_t>> f16_kv_;  // a layer's f16 caches, k then v
+    std::map<std::string, uint16_t*> f16_cache_;           // cache.kv.L, cache.k.L, cache.v.L
+    std::map<std::string, Graph::View> views_;             // the current graph's
+    std::map<std::string, std::vector<std::string>> packs_;
+    std::map<std::string, std::vector<uint8_t>> packed_;
     std::map<std::string, std::vector<double>> f32_cache_;
     std::map<std::string, std::vector<float>> deq_;
     HostOptions opt_;

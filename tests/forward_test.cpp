@@ -49,14 +49,16 @@ TEST(ForwardGraph, LaunchCountsByHand) {
     // = 16: the bias (3) and residual (2) launches live in the GEMM's epilogue.
     EXPECT_EQ(predict_launches(kTiny, "fast", Mode::prefill, 16, 0).total(), 2 * 16 + 3);
     EXPECT_EQ(predict_launches(kTiny, "baseline", Mode::decode, 1, 16).total(), 2 * 27 + 4);
-    // Fast decode: norm 1 + quantize 1 + q/k/v proj+bias 3 + rope 2 + kv_store 2 + attention 1 +
-    // o (quantize 1 + proj+add 1) + norm 1 + quantize 1 + gate/up pair 1 + swiglu 1 + down
-    // (quantize 1 + proj+add 1) = 18: the bias (3) and residual (2) launches live in the epilogue,
-    // and gate and up share one launch (fused2).
-    EXPECT_EQ(predict_launches(kTiny, "fast", Mode::decode, 1, 16).total(), 2 * 18 + 4);
+    // Fast decode: norm 1 + quantize 1 + q/k/v packed proj+bias 1 + rope of q and k 1 + kv_store
+    // of k and v 1 + attention 1 + o (quantize 1 + proj+add 1) + norm 1 + quantize 1 + gate/up
+    // pair 1 + swiglu 1 + down (quantize 1 + proj+add 1) = 14: the bias (3) and residual (2)
+    // launches live in the epilogue, q/k/v take one projection, one rope and one kv_store, and
+    // gate and up share one launch (fused2).
+    EXPECT_EQ(predict_launches(kTiny, "fast", Mode::decode, 1, 16).total(), 2 * 14 + 4);
     // From 129 cached positions on, decode attention folds its splits in a second launch.
-    EXPECT_EQ(predict_launches(kTiny, "fast", Mode::decode, 1, 127).total(), 2 * 18 + 4);
-    EXPECT_EQ(predict_launches(kTiny, "fast", Mode::decode, 1, 128).total(), 2 * 19 + 4);
+    EXPECT_EQ(predict_launches(kTiny, "fast", Mode::decode, 1, 127).total(), 2 * 14 + 4);
+    EXPECT_EQ(predict_launches(kTiny, "fast", Mode::decode, 1, 128).total(), 2 * 15 + 4);
+    EXPECT_EQ(predict_launches(k7b, "fast", Mode::decode, 1, 4095).total(), 28 * 15 + 4);
     EXPECT_EQ(predict_launches(k7b, "fast", Mode::prefill, 512, 0).total(), 28 * 16 + 3);
 }
 
@@ -78,11 +80,60 @@ TEST(ForwardGraph, FastPathAddsInTheEpilogue) {
             const bool bias = a.find(".bias") != std::string::npos;
             EXPECT_TRUE(bias || (a == "x" && s.out[0] == "x")) << a << " -> " << s.out[0];
         }
-        EXPECT_EQ(fused, size_t(5 * kTiny.n_layer)) << (mode == Mode::decode ? "decode" : "prefill");
+        // Decode projects q/k/v packed: one biased projection instead of three.
+        EXPECT_EQ(fused, size_t((mode == Mode::decode ? 3 : 5) * kTiny.n_layer)) << (mode == Mode::decode ? "decode" : "prefill");
     }
     size_t biases = 0;
     for (const Step& s : build_graph(kTiny, "baseline", Mode::prefill, 4, 0, 8).steps) biases += s.op == Op::bias;
     EXPECT_EQ(biases, size_t(3 * kTiny.n_layer));
+}
+
+// Fast decode's packed q/k/v: the views tile the packed row [q | k | v] exactly, rope and
+// kv_store take the heads of q and k, and of k and v, and every part of a pack is a multiple of
+// 256 bytes (the device runner refuses a pack otherwise) at the three architectures.
+TEST(ForwardGraph, FastDecodePacksQkv) {
+    for (const Hparams& hp : {kTiny, k05b, k7b}) {
+        const int64_t E = hp.n_embd, KV = E / hp.n_head * hp.n_head_kv;
+        const Graph g = build_graph(hp, "fast", Mode::decode, 1, 5, 16);
+        ASSERT_EQ(g.buffers.count("qkv"), 1u);
+        EXPECT_EQ(g.buffers.at("qkv"), size_t(E + 2 * KV) * 4);
+        EXPECT_EQ(g.views.at("q").offset, 0u);
+        EXPECT_EQ(g.views.at("k").offset, size_t(E) * 4);
+        EXPECT_EQ(g.views.at("v").offset, size_t(E + KV) * 4);
+        EXPECT_EQ(g.views.at("kv").offset, size_t(E) * 4);
+        for (const char* n : {"q", "k", "v"}) EXPECT_EQ(g.buffers.count(n), 0u) << n;
+        int ropes = 0, stores = 0, qkv = 0;
+        for (const Step& s : g.steps) {
+            if (s.op == Op::rope) {
+                ++ropes;
+                EXPECT_EQ(s.rows, hp.n_head + hp.n_head_kv);
+                EXPECT_EQ(s.in[0], "qk");
+            }
+            if (s.op == Op::kv_store) {
+                ++stores;
+                EXPECT_EQ(s.rows, 2 * hp.n_head_kv);
+                EXPECT_EQ(s.in[0], "kv");
+            }
+            if (s.op == Op::proj_q8_0_add && s.out[0] == "qkv") {
+                ++qkv;
+                EXPECT_EQ(s.rows, E + 2 * KV);
+            }
+        }
+        EXPECT_EQ(ropes, hp.n_layer);
+        EXPECT_EQ(stores, hp.n_layer);
+        EXPECT_EQ(qkv, hp.n_layer);
+        const auto packs = weight_packs(hp, "fast");
+        EXPECT_EQ(packs.size(), size_t(2 * hp.n_layer));
+        for (const TensorDesc& t : qwen2_tensors(hp))
+            for (const WeightPack& pk : packs)
+                for (const std::string& part : pk.parts)
+                    if (part == t.name) {
+                        EXPECT_EQ(dtype_bytes(t.type, t.ne) % 256, 0u) << part;
+                    }
+    }
+    EXPECT_TRUE(weight_packs(kTiny, "baseline").empty());
+    EXPECT_TRUE(build_graph(kTiny, "fast", Mode::prefill, 4, 0, 8).views.empty());
+    EXPECT_TRUE(build_graph(kTiny, "baseline", Mode::decode, 1, 4, 8).views.empty());
 }
 
 TEST(ForwardGraph, RejectsWhatTheFamiliesCannotRun) {

@@ -51,31 +51,48 @@ public:
         if (const std::string why = gpu_missing(); !why.empty()) throw NoGpu(why);
         if (!path_info(path).device) throw BadInput("path " + path + " runs on the host only");
         ck(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "stream");
-        // Weights once, each in its own allocation (256-byte aligned, as the launchers want).
-        for (const Tensor& t : m.tensors) {
-            void* p = nullptr;
-            ck(cudaMalloc(&p, t.bytes.size()), "weight allocation");
-            // Everything on stream_ (non-blocking: no ordering with the legacy default stream).
-            ck(cudaMemcpyAsync(p, t.bytes.data(), t.bytes.size(), cudaMemcpyHostToDevice, stream_), "weight upload");
-            weights_[t.name] = p;
+        // Weights once, each in its own allocation (256-byte aligned, as the launchers want), but
+        // the path's packs: their parts back to back in one allocation, each part's name pointing
+        // into it (every part a multiple of 256 bytes, graph.hpp).
+        // Everything on stream_ (non-blocking: no ordering with the legacy default stream).
+        std::map<std::string, std::string> pack_of;
+        for (const WeightPack& pk : weight_packs(m.hp, path))
+            for (const std::string& part : pk.parts) pack_of[part] = pk.name;
+        for (const Tensor& t : m.tensors)
+            if (!pack_of.count(t.name)) weights_[t.name] = upload(t.bytes.data(), t.bytes.size());
+        for (const WeightPack& pk : weight_packs(m.hp, path)) {
+            size_t bytes = 0;
+            for (const std::string& part : pk.parts) {
+                if (m.at(part).bytes.size() % 256 != 0) throw BadInput("model: " + part + " is not a multiple of 256 bytes");
+                bytes += m.at(part).bytes.size();
+            }
+            char* base = static_cast<char*>(upload(nullptr, bytes));
+            weights_[pk.name] = base;
+            for (const std::string& part : pk.parts) {
+                const auto& b = m.at(part).bytes;
+                ck(cudaMemcpyAsync(base, b.data(), b.size(), cudaMemcpyHostToDevice, stream_), "weight upload");
+                weights_[part] = base;
+                base += b.size();
+            }
         }
+        // A layer's f16 caches: the halves of one allocation (cache.kv.L, k first).
         const Hparams& hp = m.hp;
         const size_t cache_bytes = size_t(hp.n_head_kv * ctx * (hp.n_embd / hp.n_head)) * 2;
-        for (int64_t l = 0; l < hp.n_layer; ++l)
-            for (const char* t : {"k", "v"}) {
-                void* p = nullptr;
-                ck(cudaMalloc(&p, cache_bytes), "cache allocation");
-                ck(cudaMemsetAsync(p, 0, cache_bytes, stream_), "cache clear");
-                caches_[std::string("cache.") + t + "." + std::to_string(l)] = p;
-            }
+        for (int64_t l = 0; l < hp.n_layer; ++l) {
+            const std::string ls = std::to_string(l);
+            char* p = static_cast<char*>(upload(nullptr, 2 * cache_bytes, "cache allocation"));
+            ck(cudaMemsetAsync(p, 0, 2 * cache_bytes, stream_), "cache clear");
+            caches_["cache.kv." + ls] = p;
+            caches_["cache.k." + ls] = p;
+            caches_["cache.v." + ls] = p + cache_bytes;
+        }
         work_bytes_ = cuda::attention_decode_workspace_bytes(ctx, hp.n_head, hp.n_embd / hp.n_head);
         if (work_bytes_ > 0) ck(cudaMalloc(&work_, work_bytes_), "attention workspace");
         ck(cudaStreamSynchronize(stream_), "weight upload");
     }
     ~DeviceRunner() override {
         cudaStreamSynchronize(stream_);
-        for (auto& [n, p] : weights_) cudaFree(p);
-        for (auto& [n, p] : caches_) cudaFree(p);
+        for (void* p : allocations_) cudaFree(p);
         for (auto& [n, b] : bufs_) cudaFree(b.first);
         if (work_) cudaFree(work_);
         cudaStreamDestroy(stream_);
@@ -157,6 +174,15 @@ public:
     }
 
 private:
+    // A device allocation of `bytes` (freed with the runner), filled from `src` unless null.
+    void* upload(const void* src, size_t bytes, const char* what = "weight allocation") {
+        void* p = nullptr;
+        ck(cudaMalloc(&p, bytes), what);
+        allocations_.push_back(p);
+        if (src) ck(cudaMemcpyAsync(p, src, bytes, cudaMemcpyHostToDevice, stream_), "weight upload");
+        return p;
+    }
+
     // The first graph of each kind runs eagerly once before its capture, so that launchers which
     // set function attributes or query occupancy on first use do so outside the capture. The run
     // is the same computation on the same inputs: it stores the same cache values at the same
@@ -184,6 +210,7 @@ private:
 
     void prepare(const Graph& g, const int32_t* ids) {
         if (g.ctx != ctx_) throw BadInput("forward: graph built for another cache length");
+        views_ = g.views;
         for (auto& [name, bytes] : g.buffers) {
             auto& b = bufs_[name];
             if (b.second < bytes) {
@@ -204,9 +231,15 @@ private:
         ck(cudaStreamSynchronize(stream_), "ids and pos upload");
     }
 
-    float* f(const std::string& n) { return static_cast<float*>(bufs_.at(n).first); }
+    // An activation by name: a buffer, or a view into one (Graph::views).
+    void* act(const std::string& n) {
+        if (auto v = views_.find(n); v != views_.end()) return static_cast<char*>(bufs_.at(v->second.base).first) + v->second.offset;
+        return bufs_.at(n).first;
+    }
+    bool is_act(const std::string& n) const { return bufs_.count(n) || views_.count(n); }
+    float* f(const std::string& n) { return static_cast<float*>(act(n)); }
     template <class T>
-    T* as(const std::string& n) { return static_cast<T*>(bufs_.at(n).first); }
+    T* as(const std::string& n) { return static_cast<T*>(act(n)); }
     const void* w(const std::string& n) {
         auto it = weights_.find(n);
         if (it == weights_.end()) throw BadInput("model has no tensor " + n);
@@ -244,7 +277,7 @@ private:
                                cuda::MmqTiling::automatic, st);
                 break;
             case Op::mmq_add: {
-                const bool residual = bufs_.count(s.in[3]) != 0;  // else the bias, a weight tensor
+                const bool residual = is_act(s.in[3]);  // else the bias, a weight tensor
                 cuda::mmq_q8_0_add(as<uint8_t>(s.in[0]), as<uint32_t>(s.in[1]), wq(s.in[2]),
                                    residual ? nullptr : wf(s.in[3]), residual ? f(s.in[3]) : nullptr, f(s.out[0]), s.n,
                                    s.rows, s.k, cuda::MmqTiling::automatic, st);
@@ -261,7 +294,7 @@ private:
                 break;
             }
             case Op::proj_q8_0_add:
-                cuda::proj_q8_0_v2_add(wq(s.in[1]), as<BlockQ8_0>(s.in[0]), bufs_.count(s.in[2]) ? f(s.in[2]) : wf(s.in[2]),
+                cuda::proj_q8_0_v2_add(wq(s.in[1]), as<BlockQ8_0>(s.in[0]), is_act(s.in[2]) ? f(s.in[2]) : wf(s.in[2]),
                                        f(s.out[0]), s.rows, s.k, st);
                 break;
             case Op::bias: cuda::bias_f32(f(s.out[0]), wf(s.in[1]), s.rows, s.k, st); break;
@@ -293,6 +326,8 @@ private:
     cudaStream_t stream_ = nullptr;
     std::map<std::string, void*> weights_, caches_;
     std::map<std::string, std::pair<void*, size_t>> bufs_;
+    std::map<std::string, Graph::View> views_;  // the current graph's
+    std::vector<void*> allocations_;            // weights and caches
     void* work_ = nullptr;
     size_t work_bytes_ = 0;
     std::set<std::pair<int, int>> warmed_;
