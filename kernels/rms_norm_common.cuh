@@ -5,8 +5,15 @@
 namespace bitgate::cuda {
 
 constexpr float kRmsEps = 1e-6f;  // refimpl/rms_norm.hpp says the same
-constexpr int kRmsRowsPerBlock = 8;  // one warp per row
+constexpr int kRmsRowsPerBlock = 8;  // rms_norm_f32: 8 warps a block, one row per warp from 65 tokens
 constexpr int kRmsThreads = kRmsRowsPerBlock * 32;
+// rms_norm_f32 up to 64 tokens (decode is one): the 8 warps of a block share one row, each with
+// the row's scale, so that a row's loads are spread over 8 warps instead of queued behind one
+// (scheduling only: every warp of a row computes the same bits). kRmsF32Batch steps of 32 words
+// a lane in flight at a time in the second pass, kRmsF32SumBatch words a lane in the first.
+constexpr int rms_f32_parts(int64_t n) { return n <= 64 ? kRmsRowsPerBlock : 1; }
+constexpr int kRmsF32Batch = 4;
+constexpr int kRmsF32SumBatch = 32;
 // The fused kernel: blocks of 4 warps, a row to every warp, or to 4 warps below 1,024 tokens
 // (scheduling only: every warp of a row computes the same bits). 64 padded tokens are whole
 // blocks either way. Each lane has 4 float4 words of its row in flight at a time in the second pass.
@@ -27,18 +34,22 @@ __device__ __forceinline__ float rms_warp_total(float acc) {
 // loads come in batches of kRmsSumBatch words a lane, all issued before the batch's first add: a
 // load per add left one row's latency per word on the path (at n = 512 a warp per row is 4 warps
 // an SM, too few to hide it).
+// The batch is scheduling only (the adds run in the same order): the kernels with one warp a row
+// keep 8, since more words in flight cost them warps; the decode kernel, 8 warps on one row,
+// takes kRmsF32SumBatch, a 3584-wide row in one trip.
 constexpr int kRmsSumBatch = 8;
+template <int Batch = kRmsSumBatch>
 __device__ __forceinline__ float rms_row_sumsq(const float4* __restrict__ xr, int64_t groups, int lane) {
     float acc = 0.0f;
-    for (int64_t g0 = 0; g0 < groups; g0 += 32 * kRmsSumBatch) {
-        float4 v[kRmsSumBatch];
+    for (int64_t g0 = 0; g0 < groups; g0 += 32 * Batch) {
+        float4 v[Batch];
 #pragma unroll
-        for (int b = 0; b < kRmsSumBatch; ++b) {
+        for (int b = 0; b < Batch; ++b) {
             const int64_t g = g0 + 32 * b + lane;
             if (g < groups) v[b] = xr[g];
         }
 #pragma unroll
-        for (int b = 0; b < kRmsSumBatch; ++b) {
+        for (int b = 0; b < Batch; ++b) {
             if (g0 + 32 * b + lane < groups) {
                 acc = acc + v[b].x * v[b].x;
                 acc = acc + v[b].y * v[b].y;

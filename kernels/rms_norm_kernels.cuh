@@ -15,19 +15,38 @@
 namespace bitgate::cuda::rms {
 namespace {  // internal to the one translation unit that launches them, as before the split
 
-// One warp per row, 8 rows per block: the sum of squares, then y from a second read of the row
-// (from L1/L2: the row was just read).
-__global__ void rms_norm_f32_kernel(const float4* __restrict__ x, const float4* __restrict__ w,
-                                    float4* __restrict__ y, int64_t n, int64_t d) {
+// P warps per row (P = rms_f32_parts(n): 8 up to 64 tokens, else 1), 8 warps a block: each of a
+// row's warps computes the row's scale (the same instructions on the same words: the same bits),
+// then y from a second read of the row (from L1/L2: it was just read), taking every P-th step of
+// 32 float4 words, kRmsF32Batch steps' loads issued before the first store. With one warp a row
+// and a load per step, a decode row (n = 1, d = 3584) queued 28 dependent trips to memory in one
+// warp (bench/RESULTS.md, 2026-12-04, eighth).
+template <int P>
+__global__ void __launch_bounds__(kRmsThreads) rms_norm_f32_kernel(const float4* __restrict__ x, const float4* __restrict__ w,
+                                                                   float4* __restrict__ y, int64_t n, int64_t d) {
+    static_assert(kRmsRowsPerBlock % P == 0);
     wait_for_producer();  // launched as dependent (kernels/pdl.cuh): nothing is read or written before this
     allow_dependents();
-    const int lane = threadIdx.x % 32;
-    const int64_t row = int64_t(blockIdx.x) * kRmsRowsPerBlock + threadIdx.x / 32;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, part = warp % P;
+    const int64_t row = int64_t(blockIdx.x) * (kRmsRowsPerBlock / P) + warp / P;
     if (row >= n) return;  // whole warps leave together
     const int64_t groups = d / 4;
     const float4* xr = x + row * groups;
-    const float scale = rms_scale(rms_row_sumsq(xr, groups, lane), d);
-    for (int64_t g = lane; g < groups; g += 32) y[row * groups + g] = rms_apply(xr[g], scale, w[g]);
+    const float scale = rms_scale(rms_row_sumsq<P == 1 ? kRmsSumBatch : kRmsF32SumBatch>(xr, groups, lane), d);
+    for (int64_t s0 = part; 32 * s0 < groups; s0 += int64_t(P) * kRmsF32Batch) {
+        float4 xv[kRmsF32Batch], wv[kRmsF32Batch];
+#pragma unroll
+        for (int b = 0; b < kRmsF32Batch; ++b) {
+            const int64_t g = 32 * (s0 + int64_t(P) * b) + lane;
+            xv[b] = g < groups ? xr[g] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            wv[b] = g < groups ? w[g] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+#pragma unroll
+        for (int b = 0; b < kRmsF32Batch; ++b) {
+            const int64_t g = 32 * (s0 + int64_t(P) * b) + lane;
+            if (g < groups) y[row * groups + g] = rms_apply(xv[b], scale, wv[b]);
+        }
+    }
 }
 
 // P warps per row (P = rms_quant_parts(n)), a block of 4 warps, no shared memory and no barrier:

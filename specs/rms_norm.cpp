@@ -32,7 +32,8 @@ FamilySpec spec() {
         .profiles = {"uniform", "normal", "outliers", "zeros", "tiny", "signed_zero"},
         .variants =
             {{.name = "unfused",
-              .summary = "rms_norm_f32 (one warp per row, 8 rows per block) then quantize_pad40_t: 2 launches",
+              .summary = "rms_norm_f32 (8 warps a block: a row to each warp, or to all 8 up to 64 tokens) then "
+                         "quantize_pad40_t: 2 launches",
               .model = [](const Shape& s, const HostIo& io) {
                   ref::rms_norm_f32(io.input<float>("x"), io.input<float>("w"), io.output<float>("y"), s["n"], s["d"]);
                   ref::quantize_pad40_t(io.output<float>("y"), s["n"], s["d"], io.output<uint8_t>("qs"),

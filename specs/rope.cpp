@@ -108,7 +108,8 @@ FamilySpec spec() {
                      }}},
         .profiles = {"uniform", "normal", "outliers", "tiny", "signed_zero"},
         .variants = {{.name = "v1",
-                      .summary = "rope_neox_to: one thread per (token, pair), cos/sin once, every head",
+                      .summary = "rope_neox_to: one thread per (token, pair) and every head, or per (token, head, pair) below "
+                                 "16,384 (token, pair) threads; cos/sin per thread",
                       .model = model(false), .claim = "rope",
                       .launch = BITGATE_ON_DEVICE(launch_v1), .prepare = BITGATE_ON_DEVICE(validate_pos)},
                      {.name = "inplace",

@@ -92,17 +92,43 @@ TEST(RmsNormSim, FusedKernelEqualsModel) {
     }
 }
 
+// The unfused kernel as its launcher shapes it (kernels/rms_norm.cu): 8 warps a row up to 64
+// tokens, one from 65.
+std::vector<float> unfused_kernel(const std::vector<float>& x, const std::vector<float>& w, int64_t n, int64_t d) {
+    std::vector<float> got(size_t(n * d), -1.0f);
+    auto* y = reinterpret_cast<k::float4*>(got.data());
+    const int P = k::rms_f32_parts(n), rows = k::kRmsRowsPerBlock / P;
+    k::launch(int((n + rows - 1) / rows), 1, k::kRmsThreads, 0, [&] {
+        if (P == k::kRmsRowsPerBlock) k::rms::rms_norm_f32_kernel<k::kRmsRowsPerBlock>(f4(x), f4(w), y, n, d);
+        else k::rms::rms_norm_f32_kernel<1>(f4(x), f4(w), y, n, d);
+    });
+    return got;
+}
+
 TEST(RmsNormSim, UnfusedKernelEqualsModel) {
-    for (const auto& [n, d] : {std::pair<int64_t, int64_t>{1, 32}, {9, 96}, {17, 4128}}) {
+    EXPECT_EQ(k::rms_f32_parts(1), k::kRmsRowsPerBlock);
+    EXPECT_EQ(k::rms_f32_parts(64), k::kRmsRowsPerBlock);
+    EXPECT_EQ(k::rms_f32_parts(65), 1);
+    // 8 warps a row: d = 32 (one word a lane, 7 warps without a step), 3584 (a decode row: 28
+    // steps over 8 warps, one batch each), 4128 (a ragged last step), 40960 (several batches a
+    // warp, two trips of the first pass), n = 64 (the last such n); one warp a row: 65 and 17 x 4128.
+    for (const auto& [n, d] : {std::pair<int64_t, int64_t>{1, 32}, {1, 3584}, {2, 4128}, {1, 40960}, {64, 96},
+                               {9, 96}, {65, 160}, {70, 4128}}) {
         const auto x = gen(n, d, "normal");
         const auto w = weights(d);
-        std::vector<float> want(size_t(n * d)), got(size_t(n * d), -1.0f);
+        std::vector<float> want(size_t(n * d));
         ref::rms_norm_f32(x.data(), w.data(), want.data(), n, d);
-        k::launch(int((n + k::kRmsRowsPerBlock - 1) / k::kRmsRowsPerBlock), 1, k::kRmsThreads, 0, [&] {
-            k::rms::rms_norm_f32_kernel(f4(x), f4(w), reinterpret_cast<k::float4*>(got.data()), n, d);
-        });
+        const auto got = unfused_kernel(x, w, n, d);
         EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * 4), 0) << n << " x " << d;
     }
+    // The check can fail: one weight an ulp up moves the bytes, on the 8-warp shape too.
+    const int64_t n = 1, d = 3584;
+    const auto x = gen(n, d, "normal");
+    auto w = weights(d);
+    std::vector<float> want(size_t(n * d));
+    ref::rms_norm_f32(x.data(), w.data(), want.data(), n, d);
+    w[3000] = std::nextafter(w[3000], 2.0f);
+    EXPECT_NE(std::memcmp(unfused_kernel(x, w, n, d).data(), want.data(), want.size() * 4), 0);
 }
 
 // The check can fail: the kernel run with one weight one ulp up no longer gives the model's bytes.
