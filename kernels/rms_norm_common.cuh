@@ -68,4 +68,29 @@ __device__ __forceinline__ float4 rms_apply(float4 x, float scale, float4 w) {
     return make_float4((x.x * scale) * w.x, (x.y * scale) * w.y, (x.z * scale) * w.z, (x.w * scale) * w.w);
 }
 
+// Row `xr` of d values normalized into `yr` by this warp, part `part` of the P warps that share
+// the row: the scale from rms_row_sumsq (every warp of the row gets the same bits), then every
+// P-th step of 32 float4 words, kRmsF32Batch steps' loads issued before the first store.
+// rms_norm_f32 and the fused rms_norm_q8_0 both run it, so their y is one computation.
+template <int P>
+__device__ __forceinline__ void rms_f32_row(const float4* __restrict__ xr, const float4* __restrict__ w,
+                                            float4* __restrict__ yr, int64_t d, int part, int lane) {
+    const int64_t groups = d / 4;
+    const float scale = rms_scale(rms_row_sumsq<P == 1 ? kRmsSumBatch : kRmsF32SumBatch>(xr, groups, lane), d);
+    for (int64_t s0 = part; 32 * s0 < groups; s0 += int64_t(P) * kRmsF32Batch) {
+        float4 xv[kRmsF32Batch], wv[kRmsF32Batch];
+#pragma unroll
+        for (int b = 0; b < kRmsF32Batch; ++b) {
+            const int64_t g = 32 * (s0 + int64_t(P) * b) + lane;
+            xv[b] = g < groups ? xr[g] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            wv[b] = g < groups ? w[g] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+#pragma unroll
+        for (int b = 0; b < kRmsF32Batch; ++b) {
+            const int64_t g = 32 * (s0 + int64_t(P) * b) + lane;
+            if (g < groups) yr[g] = rms_apply(xv[b], scale, wv[b]);
+        }
+    }
+}
+
 }  // namespace bitgate::cuda

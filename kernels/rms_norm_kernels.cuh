@@ -31,22 +31,7 @@ __global__ void __launch_bounds__(kRmsThreads) rms_norm_f32_kernel(const float4*
     const int64_t row = int64_t(blockIdx.x) * (kRmsRowsPerBlock / P) + warp / P;
     if (row >= n) return;  // whole warps leave together
     const int64_t groups = d / 4;
-    const float4* xr = x + row * groups;
-    const float scale = rms_scale(rms_row_sumsq<P == 1 ? kRmsSumBatch : kRmsF32SumBatch>(xr, groups, lane), d);
-    for (int64_t s0 = part; 32 * s0 < groups; s0 += int64_t(P) * kRmsF32Batch) {
-        float4 xv[kRmsF32Batch], wv[kRmsF32Batch];
-#pragma unroll
-        for (int b = 0; b < kRmsF32Batch; ++b) {
-            const int64_t g = 32 * (s0 + int64_t(P) * b) + lane;
-            xv[b] = g < groups ? xr[g] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            wv[b] = g < groups ? w[g] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        }
-#pragma unroll
-        for (int b = 0; b < kRmsF32Batch; ++b) {
-            const int64_t g = 32 * (s0 + int64_t(P) * b) + lane;
-            if (g < groups) y[row * groups + g] = rms_apply(xv[b], scale, wv[b]);
-        }
-    }
+    rms_f32_row<P>(x + row * groups, w, y + row * groups, d, part, lane);
 }
 
 // P warps per row (P = rms_quant_parts(n)), a block of 4 warps, no shared memory and no barrier:

@@ -15,6 +15,7 @@ const char* op_name(Op op) {
         case Op::embed: return "embed";
         case Op::rms_norm: return "rms_norm";
         case Op::rms_norm_quant: return "rms_norm_quant";
+        case Op::rms_norm_q8_0: return "rms_norm_q8_0";
         case Op::quantize_pad40: return "quantize_pad40";
         case Op::mmq: return "mmq";
         case Op::mmq_add: return "mmq_add";
@@ -44,8 +45,8 @@ const std::vector<PathInfo>& paths() {
         {"fast",
          "each activation quantized once for every projection that reads it (q/k/v, gate/up); fused "
          "norm+quantize and swiglu+quantize producers in prefill; the bias and the residual add in the "
-         "projections' epilogue (proj_q8_0_add in decode, mmq_q8_0_add in prefill); in decode q/k/v as one "
-         "packed projection, one rope and one kv_store",
+         "projections' epilogue (proj_q8_0_add in decode, mmq_q8_0_add in prefill); in decode the norms write "
+         "their Q8_0 blocks (rms_norm_q8_0) and q/k/v are one packed projection, one rope and one kv_store",
          true},
         {"reference",
          "f32 activations and dequantized weights everywhere (proj_f32), f32 KV cache and attention; "
@@ -194,7 +195,11 @@ Graph build_graph(const Hparams& hp, const std::string& path, Mode mode, int64_t
         project_q(layer, W, k, rows, y, addend);
     };
     auto norm = [&](int layer, const std::string& x, const std::string& w, const std::string& y, bool with_quant) {
-        if (with_quant) {
+        if (with_quant && !gemm) {  // decode: the norm and the Q8_0 blocks of its result in one launch
+            need_q(E);
+            Step& s = b.add(Op::rms_norm_q8_0, "rms_norm_q8_0", "fused", layer, {x, w}, {y, qname(E)});
+            s.n = n, s.k = E;
+        } else if (with_quant) {
             need_q(E);
             std::vector<std::string> out = {y};
             for (auto& q : qbufs(E)) out.push_back(q);
@@ -216,7 +221,8 @@ Graph build_graph(const Hparams& hp, const std::string& path, Mode mode, int64_t
 
     Step& e = b.add(Op::embed, "embed", "table type", -1, {"token_embd.weight"}, {"x"});
     e.n = n, e.k = E;
-    // Fused producers exist for the prefill plane only; decode's Q8_0 blocks come from quantize_q8_0.
+    // Fused producers: in prefill the norm and SwiGLU write the plane; in decode the norm writes
+    // its Q8_0 blocks (rms_norm_q8_0), while SwiGLU's and attention's come from quantize_q8_0.
     const bool fused = fast && gemm;
     const bool hoist = fast;  // one quantization of an activation serves every projection reading it
     // The fast path's projections add the bias and the residual in their epilogue: proj_q8_0_add
@@ -235,8 +241,7 @@ Graph build_graph(const Hparams& hp, const std::string& path, Mode mode, int64_t
     };
     for (int l = 0; l < hp.n_layer; ++l) {
         const std::string p = "blk." + std::to_string(l) + ".";
-        norm(l, "x", p + "attn_norm.weight", "h", fused);
-        if (hoist && !fused) quantize(l, "h", E);
+        norm(l, "x", p + "attn_norm.weight", "h", fast);
         const bool have_q = hoist;
         if (packed) {
             // One projection over the q, k and v rows, one rope over the heads of q and k, one
@@ -271,8 +276,7 @@ Graph build_graph(const Hparams& hp, const std::string& path, Mode mode, int64_t
             s.launches = !ref && dec ? attention_decode_launches(L) : 1;
         }
         project_residual(l, "att", p + "attn_output.weight", E, "o", false);
-        norm(l, "x", p + "ffn_norm.weight", "h", fused);
-        if (hoist && !fused) quantize(l, "h", E);
+        norm(l, "x", p + "ffn_norm.weight", "h", fast);
         if (fast && !gemm) {  // gate and up read one activation: the pair in one launch (fused2)
             std::vector<std::string> in = qbufs(E);
             in.push_back(p + "ffn_gate.weight");
@@ -295,8 +299,8 @@ Graph build_graph(const Hparams& hp, const std::string& path, Mode mode, int64_t
         }
         project_residual(l, "s", p + "ffn_down.weight", F, "d", fused);
     }
-    norm(-1, "x", "output_norm.weight", "h", fused);
-    project(-1, "h", hp.tied ? "token_embd.weight" : "output.weight", E, V, "logits", fused);
+    norm(-1, "x", "output_norm.weight", "h", fast);
+    project(-1, "h", hp.tied ? "token_embd.weight" : "output.weight", E, V, "logits", fast);
     return g;
 }
 
@@ -335,14 +339,14 @@ LaunchFormula predict_launches(const Hparams& hp, const std::string& path, Mode 
                             "+ down mmq+add 1";
         f.fixed = 1 + 1 + 1;
         f.fixed_terms = "embed 1 + norm+quantize 1 + lm head mmq 1";
-    } else {  // fast decode: hoisted quantize_q8_0, bias and residual in the projections' epilogue,
-              // q/k/v packed (one projection, one rope, one kv_store), gate and up as one pair
-        f.per_layer = 1 + 1 + 1 + 1 + 1 + a + 2 + 1 + 1 + 1 + 1 + 2;
-        f.per_layer_terms = "norm 1 + quantize 1 + q/k/v packed proj+bias 1 + rope q,k 1 + kv_store k,v 1 + " + as +
-                            " + o (quantize 1 + proj+add 1) + norm 1 + quantize 1 + gate/up proj pair 1 + swiglu 1 + "
+    } else {  // fast decode: the norms write their Q8_0 blocks, bias and residual in the projections'
+              // epilogue, q/k/v packed (one projection, one rope, one kv_store), gate and up as one pair
+        f.per_layer = 1 + 1 + 1 + 1 + a + 2 + 1 + 1 + 1 + 2;
+        f.per_layer_terms = "norm+quantize 1 + q/k/v packed proj+bias 1 + rope q,k 1 + kv_store k,v 1 + " + as +
+                            " + o (quantize 1 + proj+add 1) + norm+quantize 1 + gate/up proj pair 1 + swiglu 1 + "
                             "down (quantize 1 + proj+add 1)";
-        f.fixed = 1 + 1 + 2;
-        f.fixed_terms = "embed 1 + norm 1 + lm head (quantize 1 + proj 1)";
+        f.fixed = 1 + 1 + 1;
+        f.fixed_terms = "embed 1 + norm+quantize 1 + lm head proj 1";
     }
     return f;
 }

@@ -15,6 +15,7 @@ enum class Op {
     embed,           // in: table;              out: x        (ids from "ids")
     rms_norm,        // in: x, weight;          out: y
     rms_norm_quant,  // in: x, weight;          out: y, qs, sda
+    rms_norm_q8_0,   // in: x, weight;          out: y, xq        (decode: the norm and its Q8_0 blocks)
     quantize_pad40,  // in: x;                  out: qs, sda
     mmq,             // in: qs, sda, W;         out: y [n][rows]
     mmq_add,         // in: qs, sda, W, a;      out: y = W x + a   (a: a bias [rows] or a residual [n][rows], y may be a)

@@ -20,6 +20,7 @@
 #include "quantize_pad40_t.hpp"
 #include "quantize_q8_0.hpp"
 #include "rms_norm.hpp"
+#include "rms_norm_q8_0.hpp"
 #include "rope.hpp"
 #include "swiglu.hpp"
 
@@ -135,6 +136,9 @@ private:
             case Op::rms_norm_quant:
                 ref::rms_norm_quant_f32_t(f(s.in[0]), wf(s.in[1]), f(s.out[0]), s.n, s.k, as<uint8_t>(s.out[1]),
                                           as<uint32_t>(s.out[2]));
+                break;
+            case Op::rms_norm_q8_0:
+                ref::rms_norm_q8_0(f(s.in[0]), wf(s.in[1]), f(s.out[0]), as<BlockQ8_0>(s.out[1]), s.n, s.k);
                 break;
             case Op::quantize_pad40:
                 ref::quantize_pad40_t(f(s.in[0]), s.n, s.k, as<uint8_t>(s.out[0]), as<uint32_t>(s.out[1]));

@@ -1,4 +1,5 @@
-// The decode step's small launches (rms_norm_f32, rope, kv_store, swiglu_f32, quantize_q8_0) are
+// The decode step's small launches (rms_norm_f32, rms_norm_q8_0, rope, kv_store, swiglu_f32,
+// quantize_q8_0) are
 // launched as dependents (kernels/pdl.cuh): each may be scheduled while the kernel before it is
 // still running, and must wait for that kernel before it reads what it wrote. Here the kernel
 // before is a slow writer of the test's own: it lets dependents start at once, then spins about
@@ -23,6 +24,7 @@
 #include "../kernels/pdl.cuh"
 #include "../kernels/quantize_q8_0.cuh"
 #include "../kernels/rms_norm.cuh"
+#include "../kernels/rms_norm_q8_0.cuh"
 #include "../kernels/rope.cuh"
 #include "../kernels/swiglu.cuh"
 #include "dependent_launch_kernels.cuh"
@@ -96,6 +98,11 @@ TEST(DependentLaunchDevice, EachLauncherWaitsForTheKernelBeforeIt) {
         {"rms_norm_f32", kValues * 4,
          [&](const float* in, uint8_t* out, cudaStream_t s) {
              cuda::rms_norm_f32(in, w.p, reinterpret_cast<float*>(out), kTokens, kWidth, s);
+         }},
+        {"rms_norm_q8_0", kValues * 4 + kValues / 32 * sizeof(BlockQ8_0),
+         [&](const float* in, uint8_t* out, cudaStream_t s) {
+             cuda::rms_norm_q8_0(in, w.p, reinterpret_cast<float*>(out), reinterpret_cast<BlockQ8_0*>(out + kValues * 4),
+                                 kTokens, kWidth, s);
          }},
         {"rope_neox_to", kValues * 4,
          [&](const float* in, uint8_t* out, cudaStream_t s) {

@@ -26,6 +26,7 @@
 #include "quantize_pad40_t.cuh"
 #include "quantize_q8_0.cuh"
 #include "rms_norm.cuh"
+#include "rms_norm_q8_0.cuh"
 #include "rope.cuh"
 #include "sm_count.cuh"
 #include "swiglu.cuh"
@@ -268,6 +269,9 @@ private:
             case Op::rms_norm_quant:
                 cuda::rms_norm_quant_f32_t(f(s.in[0]), wf(s.in[1]), f(s.out[0]), s.n, s.k, as<uint8_t>(s.out[1]),
                                            as<uint32_t>(s.out[2]), st);
+                break;
+            case Op::rms_norm_q8_0:
+                cuda::rms_norm_q8_0(f(s.in[0]), wf(s.in[1]), f(s.out[0]), as<BlockQ8_0>(s.out[1]), s.n, s.k, st);
                 break;
             case Op::quantize_pad40:
                 cuda::quantize_pad40_t(f(s.in[0]), s.n, s.k, as<uint8_t>(s.out[0]), as<uint32_t>(s.out[1]), st);
