@@ -71,7 +71,6 @@ __device__ __forceinline__ float4 rms_apply(float4 x, float scale, float4 w) {
 // Row `xr` of d values normalized into `yr` by this warp, part `part` of the P warps that share
 // the row: the scale from rms_row_sumsq (every warp of the row gets the same bits), then every
 // P-th step of 32 float4 words, kRmsF32Batch steps' loads issued before the first store.
-// rms_norm_f32 and the fused rms_norm_q8_0 both run it, so their y is one computation.
 template <int P>
 __device__ __forceinline__ void rms_f32_row(const float4* __restrict__ xr, const float4* __restrict__ w,
                                             float4* __restrict__ yr, int64_t d, int part, int lane) {

@@ -56,8 +56,9 @@ FamilySpec spec() {
                   return 2;
               })},
              {.name = "fused",
-              .summary = "rms_norm_q8_0: a block of 8 warps per row, y as rms_norm_f32 writes it with 8 warps a row, "
-                         "a barrier, then the row's Q8_0 blocks a warp each from y read back",
+              .summary = "rms_norm_q8_0: 32 warps a row up to 64 tokens, else one, each with the row's scale; a warp "
+                         "normalizes a Q8_0 block a value a lane, writes y and quantizes it as quantize_q8_0 does; no "
+                         "barrier",
               .model = [](const Shape& s, const HostIo& io) {
                   ref::rms_norm_q8_0(io.input<float>("x"), io.input<float>("w"), io.output<float>("y"),
                                      io.output<BlockQ8_0>("xq"), s["n"], s["d"]);
