@@ -5,14 +5,13 @@
 #include "pad40_quant.cuh"
 #include "pdl.cuh"
 #include "quantize_pad40_t.cuh"
+#include "swiglu_common.cuh"
 
 namespace bitgate::cuda {
 
 namespace {
 
 constexpr int kThreads = 256;
-
-__device__ __forceinline__ float silu_mul(float g, float u) { return (g / (1.0f + exp_det(-g))) * u; }
 
 __device__ __forceinline__ float4 swiglu4(float4 g, float4 u) {
     return make_float4(silu_mul(g.x, u.x), silu_mul(g.y, u.y), silu_mul(g.z, u.z), silu_mul(g.w, u.w));

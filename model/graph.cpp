@@ -33,6 +33,7 @@ const char* op_name(Op op) {
         case Op::add: return "add";
         case Op::swiglu: return "swiglu";
         case Op::swiglu_quant: return "swiglu_quant";
+        case Op::swiglu_q8_0: return "swiglu_q8_0";
     }
     return "?";
 }
@@ -45,8 +46,9 @@ const std::vector<PathInfo>& paths() {
         {"fast",
          "each activation quantized once for every projection that reads it (q/k/v, gate/up); fused "
          "norm+quantize and swiglu+quantize producers in prefill; the bias and the residual add in the "
-         "projections' epilogue (proj_q8_0_add in decode, mmq_q8_0_add in prefill); in decode the norms write "
-         "their Q8_0 blocks (rms_norm_q8_0) and q/k/v are one packed projection, one rope and one kv_store",
+         "projections' epilogue (proj_q8_0_add in decode, mmq_q8_0_add in prefill); in decode the norms and SwiGLU "
+         "write their Q8_0 blocks (rms_norm_q8_0, swiglu_q8_0) and q/k/v are one packed projection, one rope and "
+         "one kv_store",
          true},
         {"reference",
          "f32 activations and dequantized weights everywhere (proj_f32), f32 KV cache and attention; "
@@ -221,8 +223,8 @@ Graph build_graph(const Hparams& hp, const std::string& path, Mode mode, int64_t
 
     Step& e = b.add(Op::embed, "embed", "table type", -1, {"token_embd.weight"}, {"x"});
     e.n = n, e.k = E;
-    // Fused producers: in prefill the norm and SwiGLU write the plane; in decode the norm writes
-    // its Q8_0 blocks (rms_norm_q8_0), while SwiGLU's and attention's come from quantize_q8_0.
+    // Fused producers: in prefill the norm and SwiGLU write the plane; in decode they write their
+    // Q8_0 blocks (rms_norm_q8_0, swiglu_q8_0), while attention's come from quantize_q8_0.
     const bool fused = fast && gemm;
     const bool hoist = fast;  // one quantization of an activation serves every projection reading it
     // The fast path's projections add the bias and the residual in their epilogue: proj_q8_0_add
@@ -293,11 +295,15 @@ Graph build_graph(const Hparams& hp, const std::string& path, Mode mode, int64_t
             for (auto& q : qbufs(F)) out.push_back(q);
             Step& s = b.add(Op::swiglu_quant, "swiglu", "swiglu_quant_f32_t", l, {"g", "u"}, out);
             s.n = n, s.k = F;
+        } else if (fast) {  // decode: SwiGLU and the Q8_0 blocks of its result in one launch
+            need_q(F);
+            Step& s = b.add(Op::swiglu_q8_0, "swiglu_q8_0", "fused", l, {"g", "u"}, {"s", qname(F)});
+            s.n = n, s.k = F;
         } else {
             Step& s = b.add(Op::swiglu, "swiglu", "swiglu_f32", l, {"g", "u"}, {"s"});
             s.n = n, s.k = F;
         }
-        project_residual(l, "s", p + "ffn_down.weight", F, "d", fused);
+        project_residual(l, "s", p + "ffn_down.weight", F, "d", fast);
     }
     norm(-1, "x", "output_norm.weight", "h", fast);
     project(-1, "h", hp.tied ? "token_embd.weight" : "output.weight", E, V, "logits", fast);
@@ -339,12 +345,12 @@ LaunchFormula predict_launches(const Hparams& hp, const std::string& path, Mode 
                             "+ down mmq+add 1";
         f.fixed = 1 + 1 + 1;
         f.fixed_terms = "embed 1 + norm+quantize 1 + lm head mmq 1";
-    } else {  // fast decode: the norms write their Q8_0 blocks, bias and residual in the projections'
-              // epilogue, q/k/v packed (one projection, one rope, one kv_store), gate and up as one pair
-        f.per_layer = 1 + 1 + 1 + 1 + a + 2 + 1 + 1 + 1 + 2;
+    } else {  // fast decode: the norms and SwiGLU write their Q8_0 blocks, bias and residual in the
+              // projections' epilogue, q/k/v packed (one projection, one rope, one kv_store), gate and up as one pair
+        f.per_layer = 1 + 1 + 1 + 1 + a + 2 + 1 + 1 + 1 + 1;
         f.per_layer_terms = "norm+quantize 1 + q/k/v packed proj+bias 1 + rope q,k 1 + kv_store k,v 1 + " + as +
-                            " + o (quantize 1 + proj+add 1) + norm+quantize 1 + gate/up proj pair 1 + swiglu 1 + "
-                            "down (quantize 1 + proj+add 1)";
+                            " + o (quantize 1 + proj+add 1) + norm+quantize 1 + gate/up proj pair 1 + swiglu+quantize 1 "
+                            "+ down proj+add 1";
         f.fixed = 1 + 1 + 1;
         f.fixed_terms = "embed 1 + norm+quantize 1 + lm head proj 1";
     }

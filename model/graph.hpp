@@ -33,6 +33,7 @@ enum class Op {
     add,             // in: a, b;               out: y
     swiglu,          // in: g, u;               out: s
     swiglu_quant,    // in: g, u;               out: s, qs, sda
+    swiglu_q8_0,     // in: g, u;               out: s, xq        (decode: SwiGLU and its Q8_0 blocks)
 };
 const char* op_name(Op op);
 

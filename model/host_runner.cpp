@@ -23,6 +23,7 @@
 #include "rms_norm_q8_0.hpp"
 #include "rope.hpp"
 #include "swiglu.hpp"
+#include "swiglu_q8_0.hpp"
 
 namespace bitgate::model {
 
@@ -212,6 +213,9 @@ private:
                 break;
             case Op::add: ref::add_f32(f(s.in[0]), f(s.in[1]), f(s.out[0]), s.n * s.k); break;
             case Op::swiglu: ref::swiglu_f32(f(s.in[0]), f(s.in[1]), f(s.out[0]), s.n, s.k); break;
+            case Op::swiglu_q8_0:
+                ref::swiglu_q8_0(f(s.in[0]), f(s.in[1]), f(s.out[0]), as<BlockQ8_0>(s.out[1]), s.n, s.k);
+                break;
             case Op::swiglu_quant:
                 ref::swiglu_quant_f32_t(f(s.in[0]), f(s.in[1]), f(s.out[0]), s.n, s.k, as<uint8_t>(s.out[1]),
                                         as<uint32_t>(s.out[2]));

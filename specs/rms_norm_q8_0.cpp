@@ -4,6 +4,7 @@
 
 #include "bitgate/spec.hpp"
 #include "pad40_tensors.hpp"
+#include "q8_0_rows.hpp"
 #include "quantize_q8_0.cuh"
 #include "rms_norm.cuh"
 #include "rms_norm_q8_0.cuh"
@@ -12,16 +13,6 @@
 namespace {
 
 using namespace bitgate;
-
-TensorSpec q8_0_rows() {
-    return {.name = "xq", .role = Role::output, .elem = Elem::q8_0,
-            .bytes = [](const Shape& s) { return size_t(s["n"]) * size_t(s["d"] / QK8_0) * sizeof(BlockQ8_0); },
-            .decode = [](const Shape& s, size_t off) {
-                const size_t b = off / sizeof(BlockQ8_0), w = off % sizeof(BlockQ8_0), per = size_t(s["d"] / QK8_0);
-                return "token " + std::to_string(b / per) + " block " + std::to_string(b % per) +
-                       (w < 2 ? " d byte " + std::to_string(w) : " qs[" + std::to_string(w - 2) + "]");
-            }};
-}
 
 FamilySpec spec() {
     return FamilySpec{
@@ -38,7 +29,7 @@ FamilySpec spec() {
             return "";
         },
         .tensors = {specs::pad40_input("x", "d"), specs::rms_norm_weight("w", "d"), specs::pad40_f32_output("y", "d"),
-                    q8_0_rows()},
+                    specs::q8_0_rows("xq", "d")},
         .profiles = {"uniform", "normal", "outliers", "ties", "zeros", "tiny", "signed_zero"},
         .variants =
             {{.name = "unfused",

@@ -1,5 +1,5 @@
 // The decode step's small launches (rms_norm_f32, rms_norm_q8_0, rope, kv_store, swiglu_f32,
-// quantize_q8_0) are
+// swiglu_q8_0, quantize_q8_0) are
 // launched as dependents (kernels/pdl.cuh): each may be scheduled while the kernel before it is
 // still running, and must wait for that kernel before it reads what it wrote. Here the kernel
 // before is a slow writer of the test's own: it lets dependents start at once, then spins about
@@ -27,6 +27,7 @@
 #include "../kernels/rms_norm_q8_0.cuh"
 #include "../kernels/rope.cuh"
 #include "../kernels/swiglu.cuh"
+#include "../kernels/swiglu_q8_0.cuh"
 #include "dependent_launch_kernels.cuh"
 #include "graph_replay.hpp"
 
@@ -115,6 +116,11 @@ TEST(DependentLaunchDevice, EachLauncherWaitsForTheKernelBeforeIt) {
         {"swiglu_f32", kValues * 2,
          [&](const float* in, uint8_t* out, cudaStream_t s) {
              cuda::swiglu_f32(in, in + kValues / 2, reinterpret_cast<float*>(out), kTokens / 2, kWidth, s);
+         }},
+        {"swiglu_q8_0", kValues * 2 + kValues / 64 * sizeof(BlockQ8_0),
+         [&](const float* in, uint8_t* out, cudaStream_t s) {
+             cuda::swiglu_q8_0(in, in + kValues / 2, reinterpret_cast<float*>(out),
+                               reinterpret_cast<BlockQ8_0*>(out + kValues * 2), kTokens / 2, kWidth, s);
          }},
         {"quantize_q8_0", kValues / 32 * sizeof(BlockQ8_0),
          [&](const float* in, uint8_t* out, cudaStream_t s) {

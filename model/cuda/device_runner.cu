@@ -30,6 +30,7 @@
 #include "rope.cuh"
 #include "sm_count.cuh"
 #include "swiglu.cuh"
+#include "swiglu_q8_0.cuh"
 
 namespace bitgate::model {
 
@@ -314,6 +315,9 @@ private:
                 break;
             case Op::add: cuda::add_f32(f(s.in[0]), f(s.in[1]), f(s.out[0]), s.n * s.k, st); break;
             case Op::swiglu: cuda::swiglu_f32(f(s.in[0]), f(s.in[1]), f(s.out[0]), s.n, s.k, st); break;
+            case Op::swiglu_q8_0:
+                cuda::swiglu_q8_0(f(s.in[0]), f(s.in[1]), f(s.out[0]), as<BlockQ8_0>(s.out[1]), s.n, s.k, st);
+                break;
             case Op::swiglu_quant:
                 cuda::swiglu_quant_f32_t(f(s.in[0]), f(s.in[1]), f(s.out[0]), s.n, s.k, as<uint8_t>(s.out[1]),
                                          as<uint32_t>(s.out[2]), st);
