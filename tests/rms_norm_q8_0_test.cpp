@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bitgate/f16.hpp"
+#include "q8_0_rows_check.hpp"
 #include "quantize_q8_0.hpp"
 #include "rms_norm.hpp"
 #include "rms_norm_q8_0.hpp"
@@ -46,18 +47,8 @@ TEST(RmsNormQ8_0, RowsInTheirOwnBlocksWithinHalfAStep) {
         std::vector<BlockQ8_0> alone(static_cast<size_t>(per));
         ref::quantize_q8_0(y_alone.data(), alone.data(), d);
         EXPECT_EQ(std::memcmp(alone.data(), xq.data() + r * per, alone.size() * sizeof(BlockQ8_0)), 0) << "row " << r;
-        for (int64_t b = 0; b < per; ++b) {
-            const BlockQ8_0& blk = xq[size_t(r * per + b)];
-            const float step = f16_to_f32(blk.d);
-            for (int j = 0; j < QK8_0; ++j) {
-                const float v = y[size_t(r * d + b * QK8_0 + j)];
-                // Half a step of the f32 scale the values were divided by, plus up to 127 times
-                // the f16 rounding of that scale (relative 2^-11) in the stored step.
-                EXPECT_LE(std::fabs(step * float(blk.qs[j]) - v), (0.5f + 127.0f / 2048.0f) * step * 1.001f)
-                    << r << " " << b << " " << j;
-            }
-        }
     }
+    test::expect_q8_0_within_half_a_step(y.data(), xq.data(), n, d);
 }
 
 }  // namespace

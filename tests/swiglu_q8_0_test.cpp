@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "bitgate/f16.hpp"
+#include "q8_0_rows_check.hpp"
 #include "quantize_q8_0.hpp"
 #include "swiglu.hpp"
 #include "swiglu_q8_0.hpp"
@@ -48,16 +48,8 @@ TEST(SwigluQ8_0, RowsInTheirOwnBlocksWithinHalfAStep) {
         EXPECT_EQ(std::memcmp(alone_out.data(), out.data() + r * f, size_t(f) * 4), 0) << "row " << r;
         ref::quantize_q8_0(alone_out.data(), alone.data(), f);
         EXPECT_EQ(std::memcmp(alone.data(), xq.data() + r * per, alone.size() * sizeof(BlockQ8_0)), 0) << "row " << r;
-        for (int64_t b = 0; b < per; ++b) {
-            const BlockQ8_0& blk = xq[size_t(r * per + b)];
-            const float step = f16_to_f32(blk.d);
-            for (int j = 0; j < QK8_0; ++j) {
-                const float v = out[size_t(r * f + b * QK8_0 + j)];
-                EXPECT_LE(std::fabs(step * float(blk.qs[j]) - v), (0.5f + 127.0f / 2048.0f) * step * 1.001f)
-                    << r << " " << b << " " << j;
-            }
-        }
     }
+    test::expect_q8_0_within_half_a_step(out.data(), xq.data(), n, f);
 }
 
 }  // namespace
