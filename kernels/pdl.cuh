@@ -3,8 +3,9 @@
 // call wait_for_producer() before it reads anything that kernel (or any before it) may write, and
 // before it writes anything they may read. Scheduling only: no value and no order of arithmetic
 // depends on it. Launched this way: the decode projections, the attention combine,
-// quantize_pad40_t, and the decode step's rms_norm_f32, quantize_q8_0, rope, kv_store and
-// swiglu_f32 (tests/dependent_launch_test.cpp fails any of those five that reads before its wait).
+// quantize_pad40_t, and the decode step's small kernels (rms_norm_f32, rms_norm_q8_0,
+// quantize_q8_0, rope, kv_store, swiglu_f32, swiglu_q8_0; tests/dependent_launch_test.cpp fails
+// any of them that reads before its wait).
 #pragma once
 #if defined(BITGATE_CUDA_SIM)
 // Under tests/cuda_sim.hpp blocks run one at a time on the CPU: nothing to overlap.

@@ -38,6 +38,9 @@ __device__ __forceinline__ float rms_warp_total(float acc) {
 // keep 8, since more words in flight cost them warps; the decode kernel, 8 warps on one row,
 // takes kRmsF32SumBatch, a 3584-wide row in one trip.
 constexpr int kRmsSumBatch = 8;
+// The first pass's batch for P warps a row.
+template <int P>
+constexpr int kRmsSumBatchFor = P == 1 ? kRmsSumBatch : kRmsF32SumBatch;
 template <int Batch = kRmsSumBatch>
 __device__ __forceinline__ float rms_row_sumsq(const float4* __restrict__ xr, int64_t groups, int lane) {
     float acc = 0.0f;
@@ -64,8 +67,12 @@ __device__ __forceinline__ float rms_row_sumsq(const float4* __restrict__ xr, in
 // IEEE division and square root (-prec-div=true -prec-sqrt=true): never the approximate reciprocal square root.
 __device__ __forceinline__ float rms_scale(float ss, int64_t d) { return 1.0f / sqrtf(ss / float(d) + kRmsEps); }
 
+// One normalized value, (x * scale) * w: each product rounded (-fmad=false), as the host model.
+__device__ __forceinline__ float rms_apply1(float x, float scale, float w) { return (x * scale) * w; }
+
 __device__ __forceinline__ float4 rms_apply(float4 x, float scale, float4 w) {
-    return make_float4((x.x * scale) * w.x, (x.y * scale) * w.y, (x.z * scale) * w.z, (x.w * scale) * w.w);
+    return make_float4(rms_apply1(x.x, scale, w.x), rms_apply1(x.y, scale, w.y), rms_apply1(x.z, scale, w.z),
+                       rms_apply1(x.w, scale, w.w));
 }
 
 // Row `xr` of d values normalized into `yr` by this warp, part `part` of the P warps that share
@@ -75,7 +82,7 @@ template <int P>
 __device__ __forceinline__ void rms_f32_row(const float4* __restrict__ xr, const float4* __restrict__ w,
                                             float4* __restrict__ yr, int64_t d, int part, int lane) {
     const int64_t groups = d / 4;
-    const float scale = rms_scale(rms_row_sumsq<P == 1 ? kRmsSumBatch : kRmsF32SumBatch>(xr, groups, lane), d);
+    const float scale = rms_scale(rms_row_sumsq<kRmsSumBatchFor<P>>(xr, groups, lane), d);
     for (int64_t s0 = part; 32 * s0 < groups; s0 += int64_t(P) * kRmsF32Batch) {
         float4 xv[kRmsF32Batch], wv[kRmsF32Batch];
 #pragma unroll

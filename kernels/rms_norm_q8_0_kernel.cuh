@@ -29,8 +29,8 @@ constexpr int kQ8Warps = 8;    // warps a CUDA block
 constexpr int kQ8Batch = 4;    // Q8_0 blocks whose values a warp loads before it quantizes the first
 
 // Warp `part` of the P warps of row `row` takes the row's Q8_0 blocks part, part + P, ...: lane
-// j normalizes value j of the block as rms_norm_f32 does ((x * scale) * w, rms_apply's
-// arithmetic per value), writes it to y, and the warp quantizes the 32 values with the code
+// j normalizes value j of the block as rms_norm_f32 does (rms_apply1, the arithmetic rms_apply
+// runs per component), writes it to y, and the warp quantizes the 32 values with the code
 // quantize_q8_0 runs (quantize_q8_0_block_warp).
 template <int P, Defect D>
 __global__ void __launch_bounds__(kQ8Warps * 32)
@@ -46,14 +46,14 @@ __global__ void __launch_bounds__(kQ8Warps * 32)
     const int64_t blocks = d / QK8_0;
     const float* xr = x + row * d;
     const float scale = rms_scale(
-        rms_row_sumsq<P == 1 ? kRmsSumBatch : kRmsF32SumBatch>(reinterpret_cast<const float4*>(xr), d / 4, lane), d);
+        rms_row_sumsq<kRmsSumBatchFor<P>>(reinterpret_cast<const float4*>(xr), d / 4, lane), d);
     const int64_t end = D == Defect::last_block ? blocks - 1 : blocks;
     for (int64_t b0 = part; b0 < end; b0 += int64_t(P) * kQ8Batch) {
         float v[kQ8Batch];
 #pragma unroll
         for (int i = 0; i < kQ8Batch; ++i) {
             const int64_t b = b0 + int64_t(P) * i, at = b * QK8_0 + lane;
-            v[i] = b < end ? (xr[at] * scale) * w[at] : 0.0f;
+            v[i] = b < end ? rms_apply1(xr[at], scale, w[at]) : 0.0f;
         }
 #pragma unroll
         for (int i = 0; i < kQ8Batch; ++i) {

@@ -1,6 +1,5 @@
 #include "swiglu.cuh"
 
-#include "bitgate/exp.hpp"
 #include "bitgate/pad40.hpp"
 #include "pad40_quant.cuh"
 #include "pdl.cuh"
