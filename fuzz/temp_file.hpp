@@ -30,4 +30,23 @@ private:
     std::string name_;
 };
 
+// A fresh path in /tmp for a reader that also writes (nothing there yet); whatever was written
+// there is removed when it goes.
+class TempPath {
+public:
+    explicit TempPath(const char* stem) : name_(std::string("/tmp/") + stem + "_XXXXXX") {
+        const int fd = ::mkstemp(name_.data());
+        if (fd < 0) std::abort();
+        ::close(fd);
+        ::unlink(name_.c_str());
+    }
+    ~TempPath() { ::unlink(name_.c_str()); }
+    TempPath(const TempPath&) = delete;
+    TempPath& operator=(const TempPath&) = delete;
+    const std::string& path() const { return name_; }
+
+private:
+    std::string name_;
+};
+
 }  // namespace bitgate::fuzz

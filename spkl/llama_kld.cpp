@@ -97,6 +97,10 @@ KldHeader to_spkl(const std::string& in, const std::string& out, const std::stri
     if (h.n_ctx < 2) bad(in, "n_ctx " + std::to_string(h.n_ctx) + " is less than 2");
     if (h.n_vocab < 1) bad(in, "n_vocab " + std::to_string(h.n_vocab) + " is less than 1");
     if (h.n_chunk < 0) bad(in, "n_chunk " + std::to_string(h.n_chunk) + " is negative");
+    // A row is converted whole (n_vocab f32 values): the bound to-llama-kld has, checked before
+    // anything is allocated, since a file of no scored rows (n_ctx 2) may still name any n_vocab.
+    if (4 * uint64_t(h.n_vocab) > kMaxRowBytes)
+        bad(in, "n_vocab " + std::to_string(h.n_vocab) + ": rows of more than 64 MiB are not converted");
     // All three are below 2^31: the size fits in 64 bits with room to spare.
     if (f.size() != h.file_size())
         bad(in, (f.size() < h.file_size() ? "truncated: " : "wrong size: ") + std::to_string(f.size()) +
@@ -160,7 +164,7 @@ void from_spkl(const std::string& in, const std::string& out, int32_t n_ctx, con
     if (n_ctx < 2) throw BadInput("--n-ctx " + std::to_string(n_ctx) + ": must be at least 2");
     if (sh.vocab > uint32_t(std::numeric_limits<int32_t>::max()))
         bad(in, "vocabulary " + std::to_string(sh.vocab) + " does not fit llama.cpp's int32");
-    if (sh.row_bytes() > (size_t{64} << 20)) bad(in, "rows of more than 64 MiB are not converted");
+    if (sh.row_bytes() > kMaxRowBytes) bad(in, "rows of more than 64 MiB are not converted");
     const std::vector<uint32_t> tokens = npy::read_ids(all_tokens, [&] {
         npy::Reader t(all_tokens);
         return t.header().shape.size() == 1 ? uint64_t(t.header().shape[0]) : 0;

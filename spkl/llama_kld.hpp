@@ -19,6 +19,8 @@ namespace bitgate::spkl::llama {
 
 inline constexpr char kMagic[8] = {'_', 'l', 'o', 'g', 'i', 't', 's', '_'};
 inline constexpr size_t kHeaderBytes = 20;
+// Both conversions hold a row whole; larger rows (a vocabulary over 16M) are refused.
+inline constexpr uint64_t kMaxRowBytes = uint64_t{64} << 20;
 
 struct KldHeader {
     int32_t n_ctx = 0, n_vocab = 0, n_chunk = 0;

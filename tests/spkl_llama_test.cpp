@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -158,6 +159,26 @@ TEST_F(LlamaKld, CutShortIsOneLineNamingTheFile) {
     spit(path("tok.kld"), g.bytes());
     const std::string m = bad_input_message([&] { run_cli({"spkl", "from-llama-kld", path("tok.kld"), path("o.spkl")}); });
     EXPECT_EQ(m.rfind(path("tok.kld") + ": token 5 at index 5", 0), 0u) << m;
+}
+
+// A file of no scored rows (n_ctx 2) is 28 bytes whatever n_vocab says; a row of n_vocab f32 must
+// not be allocated for it (8 GiB at 2^31 - 1). The bound is to-llama-kld's: 16M tokens a row.
+TEST_F(LlamaKld, HugeVocabularyIsRefusedBeforeAllocating) {
+    Generated g{2, INT32_MAX, 1, {0, 1}, {}, {}, {}};
+    spit(path("wide.kld"), g.bytes());
+    const std::string m = bad_input_message([&] { run_cli({"spkl", "from-llama-kld", path("wide.kld"), path("o.spkl")}); });
+    EXPECT_EQ(m, path("wide.kld") + ": n_vocab 2147483647: rows of more than 64 MiB are not converted");
+    EXPECT_FALSE(fs::exists(path("o.spkl")));
+    // 16M tokens is the largest row taken: with no rows, it converts to an empty .spkl.
+    g.n_vocab = 16 << 20;
+    spit(path("edge.kld"), g.bytes());
+    EXPECT_EQ(run_cli({"spkl", "from-llama-kld", path("edge.kld"), path("o.spkl")}), 0);
+    EXPECT_TRUE(fs::exists(path("o.spkl")));
+    g.n_vocab = (16 << 20) + 1;
+    spit(path("over.kld"), g.bytes());
+    EXPECT_NE(bad_input_message([&] { run_cli({"spkl", "from-llama-kld", path("over.kld"), path("p.spkl")}); })
+                  .find("rows of more than 64 MiB"),
+              std::string::npos);
 }
 
 // .spkl -> KLD -> .spkl: each log-probability within the run's quantization step (range / 65535,
