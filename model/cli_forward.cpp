@@ -1,6 +1,7 @@
 // `bitgate model run | ab | predict | paths | bench`: the forward pass from the command line.
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -56,6 +57,29 @@ void add_run_options(CLI::App* c, RunArgs& a, bool with_place) {
         c->add_flag("--host", a.host, "Run the host models");
         c->add_option("--sm-count", a.sm_count, "Device: dispatch as if the card had this many SMs");
     }
+}
+
+// The arguments a run needs checked before anything is sized from them (the KV caches, the token
+// stream): bad ones are one line and exit 2, not an allocation that fails.
+void check_run_args(const RunArgs& a, const Model& m) {
+    if (a.prompt < 1) throw BadInput("--prompt " + std::to_string(a.prompt) + ": must be at least 1");
+    if (a.decode < 0) throw BadInput("--decode " + std::to_string(a.decode) + ": must not be negative");
+    if (a.decode > m.hp.n_ctx - a.prompt)  // no overflow: n_ctx and prompt are both positive
+        throw BadInput("--prompt " + std::to_string(a.prompt) + " + --decode " + std::to_string(a.decode) +
+                       " exceeds the model's context " + std::to_string(m.hp.n_ctx));
+    if (a.sm_count < 0) throw BadInput("--sm-count " + std::to_string(a.sm_count) + ": must be positive (0: the card's own)");
+}
+
+// --expect-md5 as md5sum spells it: 32 hex digits (either case), kept in lower case.
+std::string md5_option(const std::string& s) {
+    std::string out = s;
+    bool ok = s.size() == 32;
+    for (char& c : out) {
+        ok = ok && std::isxdigit(static_cast<unsigned char>(c));
+        c = char(std::tolower(static_cast<unsigned char>(c)));
+    }
+    if (!s.empty() && !ok) throw BadInput("--expect-md5 '" + s + "': not an md5 (32 hex digits)");
+    return out;
 }
 
 std::vector<int32_t> tokens_for(const RunArgs& a, const Model& m) {
@@ -160,7 +184,9 @@ void print_model(const Model& m, const Source& src) {
 }
 
 int cmd_run(const RunArgs& a, bool predict) {
+    const std::string expect_md5 = md5_option(a.expect_md5);
     const Model m = a.src.load();
+    check_run_args(a, m);
     print_model(m, a.src);
     const bool device = predict ? false : on_device(a);
     Ran r = run_one(m, a, a.path, device, stdout);
@@ -175,17 +201,31 @@ int cmd_run(const RunArgs& a, bool predict) {
         std::printf("FAIL: launch count differs from the prediction\n");
         rc = exit_failed;
     }
-    if (!a.expect_md5.empty() && a.expect_md5 != r.md5) {
-        std::printf("FAIL: md5 %s, expected %s\n", r.md5.c_str(), a.expect_md5.c_str());
+    if (!expect_md5.empty() && expect_md5 != r.md5) {
+        std::printf("FAIL: md5 %s, expected %s\n", r.md5.c_str(), expect_md5.c_str());
         rc = exit_failed;
     }
     return rc;
 }
 
+// The same file under two spellings (or through a link), whether or not it exists yet.
+bool same_file(const std::string& x, const std::string& y) {
+    namespace fs = std::filesystem;
+    std::error_code e1, e2;
+    if (fs::exists(x, e1) && fs::exists(y, e2)) return fs::equivalent(x, y, e1);
+    return fs::weakly_canonical(x, e1) == fs::weakly_canonical(y, e2);
+}
+
 bool is_claim_pair(const std::string& x, const std::string& y) { return x != "reference" && y != "reference"; }
 
 int cmd_ab(const RunArgs& a) {
+    // One file for both would hold only the second run, and the comparison would read it twice.
+    if (!a.out_a.empty() && !a.out_b.empty() && same_file(a.out_a, a.out_b))
+        throw BadInput("--out-a and --out-b name the same file (" + a.out_b + ")");
+    path_info(a.a);
+    path_info(a.b);
     const Model m = a.src.load();
+    check_run_args(a, m);
     print_model(m, a.src);
     const bool device = on_device(a);
     const auto tmp = std::filesystem::temp_directory_path();
@@ -261,9 +301,16 @@ struct BenchArgs {
 };
 
 int cmd_bench(const BenchArgs& a) {
+    if (!path_info(a.path).device) throw BadInput("path " + a.path + " runs on the host only; bench times baseline or fast");
+    if (a.sm_count < 0) throw BadInput("--sm-count " + std::to_string(a.sm_count) + ": must be positive (0: the card's own)");
     const Model m = a.src.load();
-    print_model(m, a.src);
     if (a.prefill < 1 || a.context < 0 || a.reps < 1) throw BadInput("bench: --prefill >= 1, --context >= 0, --reps >= 1");
+    // The decode step writes position `context`, so it needs context + 1 positions.
+    if (a.prefill > m.hp.n_ctx || a.context >= m.hp.n_ctx)
+        throw BadInput("bench: --prefill " + std::to_string(a.prefill) + " and --context " + std::to_string(a.context) +
+                       " need at most " + std::to_string(m.hp.n_ctx) + " positions (the model's context); the decode " +
+                       "step takes context + 1");
+    print_model(m, a.src);
     const DeviceOptions opt{a.sm_count};
     auto shares = [](const BenchStats& b) {
         double total = 0;

@@ -37,5 +37,29 @@ for n in $(seq 1 200) 1000 5000 20000 50000 $((size / 2)) $((size - 300000)) $((
     expect_one_line 2 "cut.gguf: " -- "$bg" model info "$tmp/cut.gguf"
 done
 
+# Run arguments: checked against the model before anything is sized from them (one line, exit 2,
+# never an allocation that fails); the tiny preset's context is 512.
+run=("$bg" model run --synthetic tiny --seed 1 --host)
+expect_one_line 2 "--prompt 9223372036854775807 \+ --decode 0 exceeds the model's context 512" -- "${run[@]}" --prompt 9223372036854775807
+expect_one_line 2 "--prompt 4 \+ --decode 9223372036854775807 exceeds" -- "${run[@]}" --prompt 4 --decode 9223372036854775807
+expect_one_line 2 "--prompt 400 \+ --decode 113 exceeds the model's context 512" -- "${run[@]}" --prompt 400 --decode 113
+expect_one_line 2 "--prompt -5: must be at least 1" -- "${run[@]}" --prompt -5
+expect_one_line 2 "--decode -1: must not be negative" -- "${run[@]}" --prompt 2 --decode -1
+expect_one_line 2 "--sm-count -3: must be positive" -- "${run[@]}" --prompt 2 --sm-count -3
+expect_one_line 2 "--expect-md5 'xyz': not an md5" -- "${run[@]}" --prompt 2 --expect-md5 xyz
+expect_one_line 2 "--prompt 513 \+ --decode 0 exceeds" -- "$bg" model predict --synthetic tiny --seed 1 --prompt 513
+# The md5 as md5sum prints it, in either case: the run's own md5 upper-cased passes, another fails.
+md5=$("${run[@]}" --prompt 2 | awk '/logits \(/ {print $1}')
+expect 0 "^$md5  logits" -- "${run[@]}" --prompt 2 --expect-md5 "${md5^^}"
+expect 1 "FAIL: md5 $md5, expected 0123456789abcdef0123456789abcdef" -- "${run[@]}" --prompt 2 --expect-md5 0123456789ABCDEF0123456789abcdef
+# ab with one file for both outputs would compare the second run with itself.
+expect_one_line 2 "--out-a and --out-b name the same file" -- "$bg" model ab --synthetic tiny --seed 1 --host --prompt 2 \
+    --out-a "$tmp/s.spkl" --out-b "$tmp/./s.spkl"
+[[ ! -e $tmp/s.spkl ]] && passes=$((passes + 1)) || { echo "FAIL: ab wrote $tmp/s.spkl before refusing"; fails=$((fails + 1)); }
+# bench's arguments are bad input before the question of a GPU comes up.
+expect_one_line 2 "path reference runs on the host only" -- "$bg" model bench --synthetic tiny --path reference
+expect_one_line 2 "--sm-count -1: must be positive" -- "$bg" model bench --synthetic tiny --sm-count -1
+expect_one_line 2 "--context 512 need at most 512 positions" -- "$bg" model bench --synthetic tiny --prefill 4 --context 512
+
 echo "model_cli: $passes passed, $fails failed"
 [[ $fails -eq 0 ]]
