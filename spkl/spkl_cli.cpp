@@ -268,6 +268,9 @@ float unit_lo(uint64_t h) { return static_cast<float>((h >> 16) & 0xffffff) * (1
 
 int run_synth(const SynthArgs& a) {
     if (a.vocab <= 0 || a.rows <= 0) throw BadInput("spkl synth: --vocab and --rows must be positive");
+    // Bounded so that every logit stays finite in each dtype (|x| <= 18 + noise; f16 ends at 65504).
+    if (!(a.noise >= 0 && a.noise <= 1000))
+        throw BadInput("spkl synth: --noise " + std::to_string(a.noise) + ": expected an amplitude from 0 to 1000");
     if (a.vocab > 0xfffffffe) throw BadInput("spkl synth: --vocab " + std::to_string(a.vocab) + " does not fit the format (< 2^32)");
     Header h;
     h.vocab = static_cast<uint32_t>(a.vocab);

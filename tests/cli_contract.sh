@@ -177,6 +177,13 @@ expect 2 "error: $tmp/flip.spkl: digest mismatch" -- "$bg" spkl info "$tmp/flip.
 expect 2 "error: $tmp/flip.spkl: digest mismatch" -- "$bg" spkl diff "$tmp/a.spkl" "$tmp/flip.spkl"
 "$bg" spkl synth "$tmp/c.spkl" --vocab 1001 --rows 7 >/dev/null
 expect 2 'vocabulary sizes differ \(1000 vs 1001\)' -- "$bg" spkl diff "$tmp/a.spkl" "$tmp/c.spkl"
+# synth's noise keeps every logit finite: NaN, negative and huge amplitudes are refused, nothing written.
+for noise in nan -0.5 1e39 1000.5; do
+    expect_one_line 2 "spkl synth: --noise .*: expected an amplitude from 0 to 1000" -- \
+        "$bg" spkl synth "$tmp/n.spkl" --vocab 10 --rows 2 --noise "$noise"
+done
+[[ ! -e $tmp/n.spkl ]] && passes=$((passes + 1)) || { echo "FAIL: synth wrote $tmp/n.spkl with a refused --noise"; fails=$((fails + 1)); }
+expect 0 '2 rows x 10 vocab, f16' -- "$bg" spkl synth "$tmp/n.spkl" --vocab 10 --rows 2 --noise 1000 --dtype f16
 
 if "$bg" list families >/dev/null 2>&1 && [[ -z "$(nvidia-smi -L 2>/dev/null)" ]]; then
     expect 3 'a GPU is required' -- "$bg" check --device --family quantize_q8_0
