@@ -68,6 +68,8 @@ std::vector<PeerLine> read_peer(const std::string& path) {
     return out;
 }
 
+}  // namespace
+
 std::map<std::string, double> parse_peaks(const std::vector<std::string>& specs) {
     std::map<std::string, double> out;
     for (const std::string& s : specs) {
@@ -86,6 +88,8 @@ std::map<std::string, double> parse_peaks(const std::vector<std::string>& specs)
     }
     return out;
 }
+
+namespace {
 
 const nlohmann::json* number_at(const nlohmann::json& j, const char* key) {
     auto it = j.find(key);

@@ -42,6 +42,9 @@ struct BenchPicture {
     std::vector<Point> points;
 };
 
+// --compute-peak values ("FAMILY=N", N > 0 in the family's ops unit): family -> operations per
+// second. BadInput on a malformed one.
+std::map<std::string, double> parse_peaks(const std::vector<std::string>& specs);
 // `source` names the JSON in messages. Throws BadInput ("FILE: what is wrong", "PEER:LINE: ...").
 BenchPicture bench_picture(const nlohmann::json& bench, const std::string& source, const BenchPlotOptions& o);
 // The gnuplot commands that draw it (after the terminal lines).

@@ -1,5 +1,6 @@
 // Verb: bench. Per row two timings, isolated and back-to-back, each with GB/s against the read
 // ceiling measured in the same run; bytes, launches.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -31,6 +32,20 @@ void add_bench_verb(CLI::App& app, int& rc) {
         BenchOptions& o = *owned;
         check_bench_plot(*plot);
         for (const auto& f : o.families) (void)family(f);
+        // A compute peak names a family whose rows are drawn against it: known and benched, or
+        // the run would end in that error after its device time.
+        for (const auto& [f, peak] : parse_peaks(plot->compute_peaks)) {
+            try {
+                (void)family(f);
+            } catch (const BadInput& e) {
+                throw BadInput("--compute-peak: " + std::string(e.what()));
+            }
+            if (!o.families.empty() && std::find(o.families.begin(), o.families.end(), f) == o.families.end())
+                throw BadInput("--compute-peak " + f + ": not among the --family selection");
+        }
+        // The timing loop stops at 2000 calls whatever it is asked: a larger floor would be ignored.
+        if (o.min_iters < 1 || o.min_iters > 2000)
+            throw BadInput("--min-iters " + std::to_string(o.min_iters) + ": expected 1 to 2000 timed calls");
         if (std::string why = gpu_missing(); !why.empty()) throw NoGpu(why);
         // The JSON target is opened first, so that a path it cannot write fails before the run.
         std::unique_ptr<OutFile> out;

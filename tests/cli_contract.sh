@@ -185,6 +185,13 @@ done
 [[ ! -e $tmp/n.spkl ]] && passes=$((passes + 1)) || { echo "FAIL: synth wrote $tmp/n.spkl with a refused --noise"; fails=$((fails + 1)); }
 expect 0 '2 rows x 10 vocab, f16' -- "$bg" spkl synth "$tmp/n.spkl" --vocab 10 --rows 2 --noise 1000 --dtype f16
 
+# bench's own arguments are bad input before the run (and before the question of a GPU).
+expect_one_line 2 "--min-iters 0: expected 1 to 2000" -- "$bg" bench --min-iters 0
+expect_one_line 2 "--min-iters 2001: expected 1 to 2000" -- "$bg" bench --min-iters 2001
+expect_one_line 2 "--compute-peak: unknown family 'nope'" -- "$bg" bench --compute-peak nope=5 --plot "$tmp/b.svg"
+expect_one_line 2 "--compute-peak mmq_q8_0: not among the --family selection" -- \
+    "$bg" bench --family rope --compute-peak mmq_q8_0=5 --plot "$tmp/b.svg"
+
 if "$bg" list families >/dev/null 2>&1 && [[ -z "$(nvidia-smi -L 2>/dev/null)" ]]; then
     expect 3 'a GPU is required' -- "$bg" check --device --family quantize_q8_0
     expect 3 'a GPU is required' -- "$bg" bench
