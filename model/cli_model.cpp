@@ -12,6 +12,7 @@
 
 #include "cli.hpp"
 #include "errors.hpp"
+#include "outfile.hpp"
 #include "spkl.hpp"
 #include "weights.hpp"
 
@@ -62,6 +63,9 @@ int run_info(const InfoArgs& a) {
     // Every check first: a bad file gets its one-line error and nothing else.
     std::optional<model::Model> m;
     if (!a.raw) m.emplace(model::model_from_gguf(f, a.file));
+    // The JSON target too (never over the model it describes), before anything is printed.
+    std::optional<OutFile> out;
+    if (!a.json.empty()) out.emplace(a.json, std::vector<std::string>{a.file});
     nlohmann::json j;
     j["file"] = a.file;
     j["bytes"] = f.file_size;
@@ -137,11 +141,11 @@ int run_info(const InfoArgs& a) {
     std::printf("totals       : %zu tensors, %llu parameters, %llu bytes of tensor data (%s)\n", f.tensors.size(),
                 static_cast<unsigned long long>(params), static_cast<unsigned long long>(total), types.c_str());
     j["totals"] = {{"tensors", f.tensors.size()}, {"parameters", params}, {"bytes", total}, {"by_type", jtypes}};
-    if (!a.json.empty()) {
-        std::ofstream o(a.json);
-        if (!o) throw BadInput(a.json + ": cannot create the JSON report");
-        o << j.dump(1) << '\n';
-        if (!o) throw BadInput(a.json + ": write failed");
+    if (out) {
+        // Strings from the file that are not UTF-8 (names, metadata) get U+FFFD for the bad bytes.
+        const std::string text = j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+        out->write(text.data(), text.size());
+        out->commit();
     }
     return exit_ok;
 }

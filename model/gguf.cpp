@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "errors.hpp"
+#include "outfile.hpp"
 
 namespace bitgate::gguf {
 
@@ -369,11 +370,10 @@ Mapping::~Mapping() {
 namespace {
 
 struct Out {
-    std::FILE* f;
-    const std::string& path;
+    OutFile& f;
     uint64_t pos = 0;
     void bytes(const void* p, size_t n) {
-        if (n && std::fwrite(p, 1, n, f) != n) throw BadInput(path + ": write failed: " + std::strerror(errno));
+        f.write(p, n);
         pos += n;
     }
     void uint(uint64_t v, unsigned n) {
@@ -405,7 +405,8 @@ struct Out {
 }  // namespace
 
 void write(const std::string& path, const std::vector<KV>& kv, const std::vector<TensorOut>& tensors,
-           const std::function<void(size_t, std::span<uint8_t>)>& fill, uint32_t alignment) {
+           const std::function<void(size_t, std::span<uint8_t>)>& fill, uint32_t alignment,
+           const std::vector<std::string>& inputs) {
     std::vector<KV> meta = kv;
     bool has_al = false;
     for (const KV& e : meta) has_al |= e.key == "general.alignment";
@@ -420,11 +421,9 @@ void write(const std::string& path, const std::vector<KV>& kv, const std::vector
         off += n + (alignment - n % alignment) % alignment;
     }
 
-    std::vector<char> buf(1 << 20);  // declared before the FILE: it must outlive the fclose
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> fp(std::fopen(path.c_str(), "wb"), std::fclose);
-    if (!fp) throw BadInput(path + ": cannot create: " + std::strerror(errno));
-    std::setvbuf(fp.get(), buf.data(), _IOFBF, buf.size());
-    Out o{fp.get(), path};
+    // Whole or not at all: a failed or interrupted write leaves no partial model where the file was.
+    OutFile file(path, inputs);
+    Out o{file};
     o.uint(magic, 4);
     o.uint(version, 4);
     o.uint(tensors.size(), 8);
@@ -451,8 +450,7 @@ void write(const std::string& path, const std::vector<KV>& kv, const std::vector
         o.pad(alignment);
     }
     std::vector<uint8_t>().swap(data);
-    if (std::fflush(fp.get()) != 0) throw BadInput(path + ": write failed: " + std::strerror(errno));
-    if (std::fclose(fp.release()) != 0) throw BadInput(path + ": write failed: " + std::strerror(errno));
+    file.commit();
 }
 
 }  // namespace bitgate::gguf

@@ -121,13 +121,15 @@ struct Mapping {
 
 // Streaming writer: give the metadata and tensor infos (offsets are assigned here), then the
 // bytes of each tensor in order. `fill(i, out)` writes tensor i's bytes into `out` (size
-// tensors[i].size); the writer pads to the alignment.
+// tensors[i].size); the writer pads to the alignment. Written through OutFile: whole or not at
+// all, and never over one of `inputs` (the files the caller reads, such as a mapped model).
 struct TensorOut {
     std::string name;
     std::vector<int64_t> ne;
     uint32_t type = 0;
 };
 void write(const std::string& path, const std::vector<KV>& kv, const std::vector<TensorOut>& tensors,
-           const std::function<void(size_t, std::span<uint8_t>)>& fill, uint32_t alignment = default_alignment);
+           const std::function<void(size_t, std::span<uint8_t>)>& fill, uint32_t alignment = default_alignment,
+           const std::vector<std::string>& inputs = {});
 
 }  // namespace bitgate::gguf

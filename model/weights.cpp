@@ -209,6 +209,7 @@ Model load_gguf(const std::string& path) {
     const gguf::File f = gguf::parse(map->bytes(), path);
     Model m = model_from_gguf(f, path);
     m.storage = map;
+    m.source = path;
     return m;
 }
 
@@ -223,9 +224,9 @@ void write_gguf(const Model& m, const std::string& path) {
                                    " bytes, its shape needs " + std::to_string(dtype_bytes(t.type, t.ne)));
         outs.push_back({t.name, t.ne, ggml_type(t.type)});
     }
-    gguf::write(path, kv, outs, [&](size_t i, std::span<uint8_t> out) {
-        std::memcpy(out.data(), m.tensors[i].bytes.data(), out.size());
-    });
+    gguf::write(
+        path, kv, outs, [&](size_t i, std::span<uint8_t> out) { std::memcpy(out.data(), m.tensors[i].bytes.data(), out.size()); },
+        gguf::default_alignment, m.source.empty() ? std::vector<std::string>{} : std::vector<std::string>{m.source});
 }
 
 }  // namespace bitgate::model

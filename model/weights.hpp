@@ -43,6 +43,7 @@ struct Model {
     const Tensor& at(std::string_view name) const;  // BadInput naming the tensor if missing
     const Tensor* find(std::string_view name) const;
     std::shared_ptr<const void> storage;  // keeps the bytes alive (mmap or memory)
+    std::string source;                   // the file the bytes are mapped from; empty in memory
     // Metadata other than the hyperparameters (general.name, tokenizer.*), carried to write_gguf.
     std::vector<gguf::KV> meta;
 };
@@ -72,6 +73,7 @@ std::vector<gguf::KV> synth_meta(std::string_view preset, const Hparams& hp);
 void synth_write(std::string_view preset, uint64_t seed, const std::string& path);
 
 Model load_gguf(const std::string& path);              // BadInput "PATH: what is wrong" on bad files
+// Refuses (BadInput) to write over m.source, the file its bytes are mapped from.
 void write_gguf(const Model& m, const std::string& path);
 
 // The checks load_gguf makes, on a parsed file: architecture, hyperparameters, every required

@@ -37,6 +37,15 @@ for n in $(seq 1 200) 1000 5000 20000 50000 $((size / 2)) $((size - 300000)) $((
     expect_one_line 2 "cut.gguf: " -- "$bg" model info "$tmp/cut.gguf"
 done
 
+# info --json: never over the model it describes (one line, the file intact), and a file's
+# strings that are not UTF-8 become U+FFFD in the JSON instead of an internal error.
+cp "$f" "$tmp/self.gguf"
+expect_one_line 2 "self.gguf: is the input .*self.gguf itself" -- "$bg" model info "$tmp/self.gguf" --json "$tmp/./self.gguf"
+cmp -s "$f" "$tmp/self.gguf" && passes=$((passes + 1)) || { echo "FAIL: info --json changed its input"; fails=$((fails + 1)); }
+perl -pe 's/bitgate synthetic tiny/\xffitgate synthetic tiny/' <"$f" >"$tmp/latin.gguf"
+expect 0 'itgate synthetic tiny' -- "$bg" model info "$tmp/latin.gguf" --json "$tmp/latin.json"
+expect 0 "\"value\": \"$(printf '\xef\xbf\xbd')itgate synthetic tiny\"" -- cat "$tmp/latin.json"
+
 # Run arguments: checked against the model before anything is sized from them (one line, exit 2,
 # never an allocation that fails); the tiny preset's context is 512.
 run=("$bg" model run --synthetic tiny --seed 1 --host)

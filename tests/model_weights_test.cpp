@@ -233,6 +233,38 @@ TEST(ModelFile, WriteLoadRoundTrip) {
     for (const auto& f : {p, q, r}) std::filesystem::remove(f);
 }
 
+// A loaded model's bytes are the mapped file: writing it over that file (truncating what is being
+// read) is refused, the file untouched; a write that fails leaves no partial model behind.
+TEST(ModelFile, WriteNeverOverItsSourceNorHalfDone) {
+    const std::string p = temp_path("src.gguf");
+    write_gguf(synth("tiny", 4), p);
+    const std::vector<uint8_t> before = slurp(p);
+    const Model m = load_gguf(p);
+    EXPECT_EQ(m.source, p);
+    try {
+        write_gguf(m, p);
+        ADD_FAILURE() << "wrote over its own source";
+    } catch (const BadInput& e) {
+        EXPECT_EQ(std::string(e.what()), p + ": is the input " + p + " itself; write the output to another file");
+    }
+    EXPECT_EQ(slurp(p), before);
+    // A tensor whose fill throws midway: the target keeps its old bytes and no temporary remains.
+    const std::string q = temp_path("half.gguf");
+    write_gguf(synth("tiny", 5), q);
+    const std::vector<uint8_t> old = slurp(q);
+    EXPECT_THROW(gguf::write(q, {}, {{"a", {32}, gguf::t_f32}, {"b", {32}, gguf::t_f32}},
+                             [](size_t i, std::span<uint8_t>) {
+                                 if (i == 1) throw BadInput("fill failed");
+                             }),
+                 BadInput);
+    EXPECT_EQ(slurp(q), old);
+    size_t others = 0;
+    for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(q).parent_path()))
+        others += e.path().filename().string().find("half.gguf.") != std::string::npos;
+    EXPECT_EQ(others, 0u);
+    for (const auto& f : {p, q}) std::filesystem::remove(f);
+}
+
 TEST(ModelFile, TiedAndOtherEmbeddingTypes) {
     Hparams h = small_hp();
     h.tied = true;
