@@ -6,6 +6,7 @@
 
 #include "bitgate_build_info.hpp"
 #include "errors.hpp"
+#include "outfile.hpp"
 #include "registry.hpp"
 
 #ifndef BITGATE_VERSION
@@ -102,8 +103,7 @@ GoldenFile read_golden(const FamilySpec& f, const std::string& path) {
 }
 
 void write_golden(const FamilySpec& f, const std::string& path, const std::vector<std::pair<std::string, Digests>>& lines) {
-    std::ofstream out(path);
-    if (!out) throw BadInput(path + ": cannot write golden file");
+    std::ostringstream out;
     char date[32];
     const std::time_t now = std::time(nullptr);
     std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
@@ -112,6 +112,7 @@ void write_golden(const FamilySpec& f, const std::string& path, const std::vecto
     out << "# generated-by: " << provenance() << "\n";
     out << "# date: " << date << "\n";
     for (const auto& [key, d] : lines) out << golden_line(key, d) << "\n";
+    write_file(path, out.str());  // whole or not at all: a failed write keeps the old goldens
 }
 
 }  // namespace bitgate

@@ -7,9 +7,12 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <string_view>
 
 #include "bitgate_build_info.hpp"
 #include "errors.hpp"
+#include "outfile.hpp"
 
 namespace bitgate {
 
@@ -117,29 +120,44 @@ nlohmann::json to_json(const Result& r) {
     return j;
 }
 
-std::ofstream open_out(const std::string& path) {
-    std::ofstream f(path);
-    if (!f) throw BadInput(path + ": cannot write report");
-    return f;
+// Length of the well-formed UTF-8 sequence starting at s[i] (RFC 3629: no overlongs, no
+// surrogates, nothing above U+10FFFF), or 0 when s[i] does not start one.
+size_t utf8_length(std::string_view s, size_t i) {
+    const auto at = [&](size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
+    const unsigned c = at(0);
+    const auto cont = [&](size_t k, unsigned lo = 0x80, unsigned hi = 0xbf) { return at(k) >= lo && at(k) <= hi; };
+    if (c < 0x80) return 1;
+    if (c >= 0xc2 && c <= 0xdf) return cont(1) ? 2 : 0;
+    if (c == 0xe0) return cont(1, 0xa0) && cont(2) ? 3 : 0;
+    if (c == 0xed) return cont(1, 0x80, 0x9f) && cont(2) ? 3 : 0;
+    if (c >= 0xe1 && c <= 0xef) return cont(1) && cont(2) ? 3 : 0;
+    if (c == 0xf0) return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
+    if (c >= 0xf1 && c <= 0xf3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
+    if (c == 0xf4) return cont(1, 0x80, 0x8f) && cont(2) && cont(3) ? 4 : 0;
+    return 0;
 }
 
-// A full disk or a closed pipe is an error, not a report silently cut short.
-void close_out(std::ofstream& f, const std::string& path) {
-    f.flush();
-    f.close();
-    if (f.fail()) throw BadInput(path + ": cannot write report (write failed)");
-}
-
+// Text for an XML attribute or element: markup escaped, and what XML 1.0 cannot hold (bytes that
+// are not UTF-8, control characters other than tab, newline and return) as U+FFFD, so that a
+// case id or an argument spelled in another encoding cannot make the report unreadable.
 std::string xml(const std::string& s) {
     std::string o;
-    for (char c : s) {
+    for (size_t i = 0; i < s.size();) {
+        const size_t n = utf8_length(s, i);
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        if (n == 0 || (c < 0x20 && c != '\t' && c != '\n' && c != '\r')) {
+            o += "\xef\xbf\xbd";
+            i += n ? n : 1;
+            continue;
+        }
         switch (c) {
             case '&': o += "&amp;"; break;
             case '<': o += "&lt;"; break;
             case '>': o += "&gt;"; break;
             case '"': o += "&quot;"; break;
-            default: o += c;
+            default: o.append(s, i, n);
         }
+        i += n;
     }
     return o;
 }
@@ -167,9 +185,8 @@ void write_json(const std::string& path, const RunInfo& info, const std::vector<
                                      {"seconds", info.seconds}}},
                         {"results", nlohmann::json::array()}};
     for (const Result& r : rs) j["results"].push_back(to_json(r));
-    std::ofstream f = open_out(path);
-    f << j.dump(1) << "\n";
-    close_out(f, path);
+    // Whole or not at all (OutFile); an argument or a note that is not UTF-8 gets U+FFFD.
+    write_file(path, j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 void write_junit(const std::string& path, const RunInfo& info, const std::vector<Result>& rs) {
@@ -178,7 +195,7 @@ void write_junit(const std::string& path, const RunInfo& info, const std::vector
     std::map<std::string, std::vector<const Result*>> by_suite;
     for (const Result& r : rs) by_suite[r.family + "." + r.where].push_back(&r);
     const Tally t = tally(rs);
-    std::ofstream f = open_out(path);
+    std::ostringstream f;
     f << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
     f << "<testsuites name=\"bitgate " << verb << "\" tests=\"" << t.total << "\" failures=\"" << t.failed
       << "\" skipped=\"" << t.skipped << "\" time=\"" << seconds << "\">\n";
@@ -205,7 +222,7 @@ void write_junit(const std::string& path, const RunInfo& info, const std::vector
         f << " </testsuite>\n";
     }
     f << "</testsuites>\n";
-    close_out(f, path);
+    write_file(path, f.str());
 }
 
 const char* bitgate_version() { return BITGATE_VERSION_STRING; }
