@@ -81,7 +81,7 @@ std::string bench_json(const BenchDevice& d, const std::vector<BenchRow>& rows) 
                              {"rotation_bytes", r.rotation_bytes},
                              {"isolated", timing_json(r.isolated, false)},
                              {"back_to_back", timing_json(r.back_to_back, true)}});
-    return j.dump(1) + "\n";
+    return j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";  // a name that is not UTF-8 gets U+FFFD
 }
 
 }  // namespace bitgate
