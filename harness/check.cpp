@@ -21,6 +21,16 @@ std::string default_root() {
 std::string shapes_path(const std::string& root, const std::string& family) { return root + "/shapes/" + family + ".shapes"; }
 std::string golden_path(const std::string& root, const std::string& family) { return root + "/golden/" + family + ".golden"; }
 
+std::vector<std::string> check_inputs(const CheckOptions& o) {
+    const std::string root = o.root.empty() ? default_root() : o.root;
+    std::vector<std::string> out;
+    for (const FamilySpec* f : families()) {
+        out.push_back(shapes_path(root, f->name));
+        out.push_back(golden_path(root, f->name));
+    }
+    return out;
+}
+
 namespace {
 
 bool selected(const std::vector<std::string>& filter, const std::string& name) {

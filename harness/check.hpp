@@ -86,5 +86,8 @@ Digests model_digests(const FamilySpec& f, const VariantSpec& v, const Shape& s,
 std::string shapes_path(const std::string& root, const std::string& family);
 std::string golden_path(const std::string& root, const std::string& family);
 std::string default_root();
+// What a check may read under its root: every family's catalog and golden file. A report must not
+// be written over one of them.
+std::vector<std::string> check_inputs(const CheckOptions& o);
 
 }  // namespace bitgate

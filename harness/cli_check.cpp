@@ -68,8 +68,10 @@ CheckOptions to_check_options(const CommonOpts& c) {
     parse_shard(c, o);
     // Report files are opened before the run: a path that cannot be written is found now, not
     // after minutes of work.
-    if (!c.json.empty()) check_writable(c.json, "--json");
-    if (!c.junit.empty()) check_writable(c.junit, "--junit");
+    const std::vector<std::string> inputs = check_inputs(o);  // the catalogs and goldens
+    if (!c.json.empty()) check_writable(c.json, "--json", inputs);
+    if (!c.junit.empty()) check_writable(c.junit, "--junit", inputs);
+    check_distinct_reports(c.json, c.junit);
     return o;
 }
 

@@ -33,16 +33,22 @@ std::string base_of(const std::string& p) {
 
 }  // namespace
 
+void refuse_input_as_output(const std::string& path, const std::vector<std::string>& inputs) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return;  // follows links; a new file is no input
+    for (const std::string& in : inputs) {
+        struct stat si {};
+        if (::stat(in.c_str(), &si) == 0 && si.st_dev == st.st_dev && si.st_ino == st.st_ino)
+            throw BadInput(path + ": is the input " + in + " itself; write the output to another file");
+    }
+}
+
 OutFile::OutFile(std::string path, const std::vector<std::string>& inputs) : path_(std::move(path)), target_(path_) {
     if (path_.empty()) throw BadInput("output path is empty");
+    refuse_input_as_output(path_, inputs);
     struct stat st {};
     const bool exists = ::stat(path_.c_str(), &st) == 0;  // follows links
     if (exists) {
-        for (const std::string& in : inputs) {
-            struct stat si {};
-            if (::stat(in.c_str(), &si) == 0 && si.st_dev == st.st_dev && si.st_ino == st.st_ino)
-                throw BadInput(path_ + ": is the input " + in + " itself; write the output to another file");
-        }
         if (!S_ISREG(st.st_mode)) {
             if (S_ISDIR(st.st_mode)) throw BadInput(path_ + ": is a directory");
             // A device or a pipe: written in place, never replaced, never removed.
@@ -114,8 +120,8 @@ void OutFile::commit() {
     committed_ = true;
 }
 
-void write_file(const std::string& path, const std::string& contents) {
-    OutFile f(path);
+void write_file(const std::string& path, const std::string& contents, const std::vector<std::string>& inputs) {
+    OutFile f(path, inputs);
     f.write(contents.data(), contents.size());
     f.commit();
 }

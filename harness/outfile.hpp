@@ -41,7 +41,11 @@ private:
     bool committed_ = false;
 };
 
-// A whole small file (a JSON report, ...) through OutFile.
-void write_file(const std::string& path, const std::string& contents);
+// A whole small file (a JSON report, ...) through OutFile, never over one of `inputs`.
+void write_file(const std::string& path, const std::string& contents, const std::vector<std::string>& inputs = {});
+
+// BadInput "PATH: is the input IN itself; ..." when `path` exists and is one of `inputs` (same
+// device and inode, whatever the spelling): for a verb to refuse before its run, not after.
+void refuse_input_as_output(const std::string& path, const std::vector<std::string>& inputs);
 
 }  // namespace bitgate

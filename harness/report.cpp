@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -164,11 +165,23 @@ std::string xml(const std::string& s) {
 
 }  // namespace
 
-void check_writable(const std::string& path, const char* what) {
+void check_writable(const std::string& path, const char* what, const std::vector<std::string>& inputs) {
+    try {
+        refuse_input_as_output(path, inputs);
+    } catch (const BadInput& e) {
+        throw BadInput(std::string(what) + " " + e.what());
+    }
     // Opened for appending so that an existing report is not truncated before the run has made
     // its replacement; the real write truncates.
     std::ofstream f(path, std::ios::app);
     if (!f) throw BadInput(std::string(what) + " " + path + ": cannot open for writing");
+}
+
+void check_distinct_reports(const std::string& json, const std::string& junit) {
+    if (json.empty() || junit.empty()) return;
+    std::error_code e;
+    if (json == junit || std::filesystem::equivalent(json, junit, e))
+        throw BadInput("--json and --junit name the same file (" + junit + "); give each its own");
 }
 
 void write_json(const std::string& path, const RunInfo& info, const std::vector<Result>& rs) {

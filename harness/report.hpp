@@ -44,8 +44,11 @@ void print_summary(std::FILE* out, const char* verb, const std::vector<Result>& 
                    const std::string& shard = "");
 // After a failed run: every failure again, one line each, as gtest recaps them.
 void print_recap(std::FILE* out, const std::vector<Result>& rs);
-// A report file that cannot be opened for writing is bad input, found before the run starts.
-void check_writable(const std::string& path, const char* what);
+// A report file that cannot be opened for writing, or that is one of the run's `inputs`, is bad
+// input, found before the run starts.
+void check_writable(const std::string& path, const char* what, const std::vector<std::string>& inputs = {});
+// --json and --junit naming one file (the second would replace the first): bad input.
+void check_distinct_reports(const std::string& json, const std::string& junit);
 void write_json(const std::string& path, const RunInfo& info, const std::vector<Result>& rs);
 void write_junit(const std::string& path, const RunInfo& info, const std::vector<Result>& rs);
 

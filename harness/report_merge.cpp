@@ -230,8 +230,9 @@ struct MergeOpts {
 bool has_arg(const std::vector<std::string>& argv, const char* a) { return std::find(argv.begin(), argv.end(), a) != argv.end(); }
 
 int do_merge(const MergeOpts& m) {
-    if (!m.json.empty()) check_writable(m.json, "--json");
-    if (!m.junit.empty()) check_writable(m.junit, "--junit");
+    if (!m.json.empty()) check_writable(m.json, "--json", m.files);
+    if (!m.junit.empty()) check_writable(m.junit, "--junit", m.files);
+    check_distinct_reports(m.json, m.junit);
     std::vector<Report> parts;
     for (const auto& f : m.files) parts.push_back(read_report(f));
     const Report r = merge_reports(parts);

@@ -12,6 +12,7 @@
 #include "device.hpp"
 #include "errors.hpp"
 #include "forward.hpp"
+#include "outfile.hpp"
 #include "spkl.hpp"
 #include "spkl_diff.hpp"
 
@@ -103,14 +104,22 @@ std::unique_ptr<Runner> runner_for(const Model& m, const RunArgs& a, const std::
     return make_host_runner(m, path, ctx);
 }
 
-void write_spkl(const SequenceResult& s, const std::string& out, const std::string& id) {
+// The files a run reads: an output must never replace one of them.
+std::vector<std::string> run_inputs(const RunArgs& a) {
+    std::vector<std::string> in;
+    for (const std::string& f : {a.src.file, a.tokens})
+        if (!f.empty()) in.push_back(f);
+    return in;
+}
+
+void write_spkl(const SequenceResult& s, const std::string& out, const std::string& id, const std::vector<std::string>& inputs) {
     spkl::Header h;
     h.dtype = spkl::Dtype::f32;
     h.flags = spkl::kFlagTokens | spkl::kFlagTargets;
     h.vocab = uint32_t(s.vocab);
     h.rows = uint64_t(s.rows);
     h.model = id;
-    spkl::Writer w(out, h, s.tokens, s.targets);
+    spkl::Writer w(out, h, s.tokens, s.targets, inputs);
     for (int64_t r = 0; r < s.rows; ++r) w.write_row(s.logits.data() + r * s.vocab);
     w.finish();
 }
@@ -185,13 +194,14 @@ void print_model(const Model& m, const Source& src) {
 
 int cmd_run(const RunArgs& a, bool predict) {
     const std::string expect_md5 = md5_option(a.expect_md5);
+    if (!a.out.empty()) refuse_input_as_output(a.out, run_inputs(a));
     const Model m = a.src.load();
     check_run_args(a, m);
     print_model(m, a.src);
     const bool device = predict ? false : on_device(a);
     Ran r = run_one(m, a, a.path, device, stdout);
     if (!a.out.empty()) {
-        write_spkl(r.s, a.out, "bitgate " + a.src.describe() + " path " + a.path + " on " + r.where);
+        write_spkl(r.s, a.out, "bitgate " + a.src.describe() + " path " + a.path + " on " + r.where, run_inputs(a));
         std::printf("logits: %lld rows x %lld -> %s\n", (long long)r.s.rows, (long long)r.s.vocab, a.out.c_str());
     }
     std::printf("%s  logits (%lld rows x %lld f32)%s\n", r.md5.c_str(), (long long)r.s.rows, (long long)r.s.vocab,
@@ -222,6 +232,8 @@ int cmd_ab(const RunArgs& a) {
     // One file for both would hold only the second run, and the comparison would read it twice.
     if (!a.out_a.empty() && !a.out_b.empty() && same_file(a.out_a, a.out_b))
         throw BadInput("--out-a and --out-b name the same file (" + a.out_b + ")");
+    for (const std::string& out : {a.out_a, a.out_b})
+        if (!out.empty()) refuse_input_as_output(out, run_inputs(a));
     path_info(a.a);
     path_info(a.b);
     const Model m = a.src.load();
@@ -235,8 +247,8 @@ int cmd_ab(const RunArgs& a) {
     // A host-only path (reference) runs on the host whatever the other one does.
     Ran ra = run_one(m, a, a.a, path_info(a.a).device ? device : false, stdout);
     Ran rb = run_one(m, a, a.b, path_info(a.b).device ? device : false, stdout);
-    write_spkl(ra.s, fa, "bitgate path " + a.a);
-    write_spkl(rb.s, fb, "bitgate path " + a.b);
+    write_spkl(ra.s, fa, "bitgate path " + a.a, run_inputs(a));
+    write_spkl(rb.s, fb, "bitgate path " + a.b, run_inputs(a));
     spkl::DiffOptions opt;
     const spkl::DiffResult d = spkl::diff(fa, fb, opt);
     std::printf("%s  %s (path %s)\n%s  %s (path %s)\n", ra.md5.c_str(), fa.c_str(), a.a.c_str(), rb.md5.c_str(),

@@ -25,11 +25,11 @@ namespace {
 
 using namespace spkl;
 
-// Through OutFile: a full disk is a one-line error (exit 2), never a silent success. Strings the
-// files carry are valid UTF-8 (the readers check), so dump() cannot throw on them; replace is a
-// second line of defence.
-void write_json(const std::string& path, const nlohmann::json& j) {
-    write_file(path, j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+// Through OutFile: a full disk is a one-line error (exit 2), never a silent success, and never
+// over one of the files read. Strings the files carry are valid UTF-8 (the readers check), so
+// dump() cannot throw on them; replace is a second line of defence.
+void write_json(const std::string& path, const nlohmann::json& j, const std::vector<std::string>& inputs) {
+    write_file(path, j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", inputs);
 }
 
 // A threshold: a finite, non-negative number (NaN would never fire, so it is refused).
@@ -59,6 +59,7 @@ struct InfoArgs {
 };
 
 int run_info(const InfoArgs& a) {
+    if (!a.json.empty()) refuse_input_as_output(a.json, a.files);  // before anything is printed
     nlohmann::json all = nlohmann::json::array();
     std::string first_bad;
     for (const std::string& path : a.files) {
@@ -92,7 +93,7 @@ int run_info(const InfoArgs& a) {
             first_bad = path + ": digest mismatch: stored xxh3 " + c.digest_stored + ", contents hash to " +
                         c.digest_computed;
     }
-    if (!a.json.empty()) write_json(a.json, all.size() == 1 ? all[0] : all);
+    if (!a.json.empty()) write_json(a.json, all.size() == 1 ? all[0] : all, a.files);
     std::fflush(stdout);
     if (!first_bad.empty()) throw BadInput(first_bad);
     return 0;
@@ -108,6 +109,8 @@ struct DiffArgs {
 };
 
 int run_diff(const DiffArgs& a, bool md5) {
+    for (const std::string& out : {a.json, a.plot})  // outputs over inputs: refused before the run
+        if (!out.empty()) refuse_input_as_output(out, {a.a, a.b});
     if (!a.plot.empty()) {  // before the files are read, not after
         plot::require_gnuplot("--plot");
         plot::require_writable("--plot", a.plot);
@@ -135,7 +138,7 @@ int run_diff(const DiffArgs& a, bool md5) {
     if (!a.json.empty()) {
         nlohmann::json j = to_json(r);
         j["failed"] = failed;
-        write_json(a.json, j);
+        write_json(a.json, j, {a.a, a.b});
     }
     if (!a.plot.empty()) plot_diff(r, a.plot);
     std::fflush(stdout);

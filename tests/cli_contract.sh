@@ -121,8 +121,8 @@ out=$("$bg" check --host-only --family quantize_q8_0 --root "$tmp/root" --failur
 
 # Reports: paths checked before the run, write errors are errors, the JSON says what ran.
 expect 2 '--json /nonexistent/r.json: cannot open for writing' -- "$bg" check --host-only --family quantize_q8_0 --json /nonexistent/r.json
-expect 2 '/dev/full: cannot write report' -- "$bg" check --host-only --family quantize_q8_0 --catalog boundaries --json /dev/full
-expect 2 '/dev/full: cannot write report' -- "$bg" golden check --family quantize_q8_0 --junit /dev/full
+expect 2 '/dev/full: write failed: No space left on device' -- "$bg" check --host-only --family quantize_q8_0 --catalog boundaries --json /dev/full
+expect 2 '/dev/full: write failed: No space left on device' -- "$bg" golden check --family quantize_q8_0 --junit /dev/full
 "$bg" check --host-only --family quantize_q8_0 --catalog boundaries --json "$tmp/v.json" >/dev/null
 python3 - "$tmp/v.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL: JSON report fields"; fails=$((fails + 1)); }
 import json, sys
@@ -177,6 +177,24 @@ expect 2 "error: $tmp/flip.spkl: digest mismatch" -- "$bg" spkl info "$tmp/flip.
 expect 2 "error: $tmp/flip.spkl: digest mismatch" -- "$bg" spkl diff "$tmp/a.spkl" "$tmp/flip.spkl"
 "$bg" spkl synth "$tmp/c.spkl" --vocab 1001 --rows 7 >/dev/null
 expect 2 'vocabulary sizes differ \(1000 vs 1001\)' -- "$bg" spkl diff "$tmp/a.spkl" "$tmp/c.spkl"
+# An output never replaces an input: refused before the run, one line, the input intact.
+cp "$tmp/a.spkl" "$tmp/keep.spkl"
+expect_one_line 2 "a.spkl: is the input .*a.spkl itself" -- "$bg" spkl diff "$tmp/a.spkl" "$tmp/b.spkl" --json "$tmp/./a.spkl"
+expect_one_line 2 "a.spkl: is the input .*a.spkl itself" -- "$bg" spkl kld "$tmp/b.spkl" "$tmp/a.spkl" --json "$tmp/a.spkl"
+expect_one_line 2 "a.spkl: is the input .*a.spkl itself" -- "$bg" spkl info "$tmp/a.spkl" --json "$tmp/a.spkl"
+cmp -s "$tmp/a.spkl" "$tmp/keep.spkl" && passes=$((passes + 1)) || { echo "FAIL: a.spkl changed"; fails=$((fails + 1)); }
+root
+cp "$tmp/root/shapes/add.shapes" "$tmp/add.shapes.kept"
+expect_one_line 2 "--json .*add.shapes: is the input" -- "$bg" check --host-only --family add --root "$tmp/root" \
+    --json "$tmp/root/shapes/add.shapes"
+cmp -s "$tmp/root/shapes/add.shapes" "$tmp/add.shapes.kept" && passes=$((passes + 1)) || { echo "FAIL: add.shapes changed"; fails=$((fails + 1)); }
+expect_one_line 2 "--json and --junit name the same file" -- "$bg" check --host-only --family add --root "$tmp/root" \
+    --json "$tmp/r.json" --junit "$tmp/./r.json"
+"$bg" check --host-only --family add --root "$tmp/root" --shard 0/2 --quiet --json "$tmp/s0.json" >/dev/null
+cp "$tmp/s0.json" "$tmp/s0.kept"
+expect_one_line 2 "--json .*s0.json: is the input" -- "$bg" report merge "$tmp/s0.json" --json "$tmp/s0.json"
+cmp -s "$tmp/s0.json" "$tmp/s0.kept" && passes=$((passes + 1)) || { echo "FAIL: s0.json changed"; fails=$((fails + 1)); }
+
 # synth's noise keeps every logit finite: NaN, negative and huge amplitudes are refused, nothing written.
 for noise in nan -0.5 1e39 1000.5; do
     expect_one_line 2 "spkl synth: --noise .*: expected an amplitude from 0 to 1000" -- \

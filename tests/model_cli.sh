@@ -46,6 +46,14 @@ perl -pe 's/bitgate synthetic tiny/\xffitgate synthetic tiny/' <"$f" >"$tmp/lati
 expect 0 'itgate synthetic tiny' -- "$bg" model info "$tmp/latin.gguf" --json "$tmp/latin.json"
 expect 0 "\"value\": \"$(printf '\xef\xbf\xbd')itgate synthetic tiny\"" -- cat "$tmp/latin.json"
 
+# A run's logits never replace the model or the token file it reads.
+cp "$f" "$tmp/m.gguf"; echo "1 2 3 4" >"$tmp/tk.txt"
+expect_one_line 2 "m.gguf: is the input .*m.gguf itself" -- "$bg" model run "$tmp/m.gguf" --host --prompt 2 --out "$tmp/./m.gguf"
+expect_one_line 2 "tk.txt: is the input .*tk.txt itself" -- "$bg" model predict "$tmp/m.gguf" --prompt 2 --tokens "$tmp/tk.txt" \
+    --out "$tmp/tk.txt"
+expect_one_line 2 "m.gguf: is the input .*m.gguf itself" -- "$bg" model ab "$tmp/m.gguf" --host --prompt 2 --out-b "$tmp/m.gguf"
+cmp -s "$f" "$tmp/m.gguf" && passes=$((passes + 1)) || { echo "FAIL: m.gguf changed"; fails=$((fails + 1)); }
+
 # Run arguments: checked against the model before anything is sized from them (one line, exit 2,
 # never an allocation that fails); the tiny preset's context is 512.
 run=("$bg" model run --synthetic tiny --seed 1 --host)
