@@ -12,6 +12,7 @@
 #include "device.hpp"
 #include "digest.hpp"
 #include "errors.hpp"
+#include "outfile.hpp"
 #include "files.hpp"
 #include "host_run.hpp"
 #include "registry.hpp"
@@ -84,6 +85,11 @@ int do_run(const RunOpts& o) {
         throw BadInput("--profile " + printable(o.profile) + ": unknown profile for " + f.name + " (its own: " + known +
                        "; any f32 profile where its inputs are f32)");
     }
+    // An output over a given input would replace what the run read (a replay from --out's own
+    // files): refused before the run. --save-inputs may rewrite a given input with its own bytes.
+    std::vector<std::string> given;
+    for (const std::string& spec : o.inputs) given.push_back(spec.substr(spec.find('=') + 1));
+    for (const TensorSpec* t : tensors_of(f, Role::output)) refuse_input_as_output(o.out + "/" + t->name + ".npy", given);
     std::vector<Bytes> in = make_inputs(f, s, o.seed, o.profile);
     const auto ins = tensors_of(f, Role::input);
     for (const std::string& spec : o.inputs) {

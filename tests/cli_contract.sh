@@ -47,6 +47,15 @@ expect 0 "y=?.*$want|xxh3-128 $want" -- "$bg" run --family quantize_q8_0 --varia
 [[ -s "$tmp/y.npy" ]] && passes=$((passes + 1)) || { echo "FAIL: run wrote no y.npy"; fails=$((fails + 1)); }
 expect 2 "no input 'w'" -- "$bg" run --family quantize_q8_0 --variant v1 --shape k=896 --input w=/dev/null --out "$tmp"
 expect 2 'impossible shape' -- "$bg" run --family quantize_q8_0 --variant v1 --shape k=33 --out "$tmp"
+# Replaying from --out's own files: an output over a given input is refused before the run (one
+# line, the file kept); --save-inputs over its own given input writes the same bytes.
+mkdir -p "$tmp/replay"
+"$bg" run --family add --variant v1 --shape "n=2 d=8" --save-inputs --out "$tmp/replay" >/dev/null
+cp "$tmp/replay/y.npy" "$tmp/y.kept"
+expect_one_line 2 "replay/y.npy: is the input .*replay/y.npy itself" -- "$bg" run --family add --variant v1 --shape "n=2 d=8" \
+    --input "a=$tmp/replay/y.npy" --out "$tmp/replay"
+cmp -s "$tmp/replay/y.npy" "$tmp/y.kept" && passes=$((passes + 1)) || { echo "FAIL: run replaced its input y.npy"; fails=$((fails + 1)); }
+expect 0 "output y" -- "$bg" run --family add --variant v1 --shape "n=2 d=8" --input "a=$tmp/replay/a.npy" --save-inputs --out "$tmp/replay"
 
 # reports
 expect 0 '0 failed' -- "$bg" check --host-only --family quantize_q8_0 --catalog boundaries --json "$tmp/r.json" --junit "$tmp/r.xml"
