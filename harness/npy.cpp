@@ -447,8 +447,9 @@ void write(const std::string& path, std::span<const uint8_t> bytes, std::vector<
     w.finish();
 }
 
-void write_ids(const std::string& path, const std::vector<uint32_t>& ids, bool none_as_minus1) {
-    Writer w(path, {int64_t(ids.size())}, "<i8");
+void write_ids(const std::string& path, const std::vector<uint32_t>& ids, bool none_as_minus1,
+               const std::vector<std::string>& inputs) {
+    Writer w(path, {int64_t(ids.size())}, "<i8", inputs);
     std::vector<int64_t> chunk;
     chunk.reserve(8192);
     for (size_t i = 0; i < ids.size();) {

@@ -76,8 +76,9 @@ void write(const std::string& path, std::span<const uint8_t> bytes, std::vector<
 // supported integer dtype; every id must lie in [0, 2^32 - 1). With allow_none, -1 is kNoId.
 inline constexpr uint32_t kNoId = 0xffffffffu;
 std::vector<uint32_t> read_ids(const std::string& path, uint64_t rows, bool allow_none);
-// As <i8; with none_as_minus1, kNoId is written as -1.
-void write_ids(const std::string& path, const std::vector<uint32_t>& ids, bool none_as_minus1);
+// As <i8; with none_as_minus1, kNoId is written as -1. Never over one of `inputs`.
+void write_ids(const std::string& path, const std::vector<uint32_t>& ids, bool none_as_minus1,
+               const std::vector<std::string>& inputs = {});
 
 // A raw tensor file: its bytes as they are; it must be a regular file of exactly `need` bytes.
 std::vector<uint8_t> read_raw(const std::string& path, size_t need);

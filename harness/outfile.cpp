@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -41,6 +42,21 @@ void refuse_input_as_output(const std::string& path, const std::vector<std::stri
         if (::stat(in.c_str(), &si) == 0 && si.st_dev == st.st_dev && si.st_ino == st.st_ino)
             throw BadInput(path + ": is the input " + in + " itself; write the output to another file");
     }
+}
+
+void refuse_shared_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
+    namespace fs = std::filesystem;
+    const auto same = [](const std::string& x, const std::string& y) {
+        std::error_code e1, e2;
+        if (x == y) return true;
+        if (fs::exists(x, e1) && fs::exists(y, e2)) return fs::equivalent(x, y, e1);  // links, other spellings
+        return fs::weakly_canonical(x, e1) == fs::weakly_canonical(y, e2);
+    };
+    for (size_t i = 0; i < outputs.size(); ++i)
+        for (size_t j = i + 1; j < outputs.size(); ++j)
+            if (!outputs[i].second.empty() && !outputs[j].second.empty() && same(outputs[i].second, outputs[j].second))
+                throw BadInput(outputs[i].first + " and " + outputs[j].first + " name the same file (" + outputs[j].second +
+                               "); give each its own");
 }
 
 OutFile::OutFile(std::string path, const std::vector<std::string>& inputs) : path_(std::move(path)), target_(path_) {

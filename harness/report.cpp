@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -178,10 +177,7 @@ void check_writable(const std::string& path, const char* what, const std::vector
 }
 
 void check_distinct_reports(const std::string& json, const std::string& junit) {
-    if (json.empty() || junit.empty()) return;
-    std::error_code e;
-    if (json == junit || std::filesystem::equivalent(json, junit, e))
-        throw BadInput("--json and --junit name the same file (" + junit + "); give each its own");
+    refuse_shared_outputs({{"--json", json}, {"--junit", junit}});
 }
 
 void write_json(const std::string& path, const RunInfo& info, const std::vector<Result>& rs) {

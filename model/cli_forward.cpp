@@ -218,20 +218,11 @@ int cmd_run(const RunArgs& a, bool predict) {
     return rc;
 }
 
-// The same file under two spellings (or through a link), whether or not it exists yet.
-bool same_file(const std::string& x, const std::string& y) {
-    namespace fs = std::filesystem;
-    std::error_code e1, e2;
-    if (fs::exists(x, e1) && fs::exists(y, e2)) return fs::equivalent(x, y, e1);
-    return fs::weakly_canonical(x, e1) == fs::weakly_canonical(y, e2);
-}
-
 bool is_claim_pair(const std::string& x, const std::string& y) { return x != "reference" && y != "reference"; }
 
 int cmd_ab(const RunArgs& a) {
     // One file for both would hold only the second run, and the comparison would read it twice.
-    if (!a.out_a.empty() && !a.out_b.empty() && same_file(a.out_a, a.out_b))
-        throw BadInput("--out-a and --out-b name the same file (" + a.out_b + ")");
+    refuse_shared_outputs({{"--out-a", a.out_a}, {"--out-b", a.out_b}});
     for (const std::string& out : {a.out_a, a.out_b})
         if (!out.empty()) refuse_input_as_output(out, run_inputs(a));
     path_info(a.a);

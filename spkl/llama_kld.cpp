@@ -84,6 +84,9 @@ bool is_kld_file(const std::string& path) {
 }
 
 KldHeader to_spkl(const std::string& in, const std::string& out, const std::string& model, const std::string& all_tokens) {
+    refuse_shared_outputs({{"the output", out}, {"--tokens", all_tokens}});
+    for (const std::string& o : {out, all_tokens})
+        if (!o.empty()) refuse_input_as_output(o, {in});
     In f(in);
     if (f.size() < kHeaderBytes)
         bad(in, "truncated: " + std::to_string(f.size()) + " bytes, less than the 20-byte llama.cpp KLD header");
@@ -135,7 +138,7 @@ KldHeader to_spkl(const std::string& in, const std::string& out, const std::stri
     sh.vocab = uint32_t(h.n_vocab);
     sh.rows = rows;
     sh.model = model.empty() ? "llama.cpp KLD base, n_ctx " + std::to_string(h.n_ctx) : model;
-    if (!all_tokens.empty()) npy::write_ids(all_tokens, tokens, false);
+    if (!all_tokens.empty()) npy::write_ids(all_tokens, tokens, false, {in});
     tokens = {};
     Writer w(out, sh, row_tokens, row_targets, {in});
     row_tokens = {};

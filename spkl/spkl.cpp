@@ -378,7 +378,6 @@ Writer::Writer(std::string path, Header h, std::span<const uint32_t> tokens, std
     const uint64_t ids_end = ids_offset(h_) + 4 * (tokens.size() + targets.size());
     const std::vector<uint8_t> zeros(h_.logits_offset() - ids_end, 0);
     put(zeros.data(), zeros.size());
-    conv_.resize(h_.row_bytes());
 }
 
 Writer::~Writer() = default;
@@ -389,6 +388,8 @@ void Writer::put(const void* p, size_t n) {
 }
 
 void Writer::write_row(const float* logits) {
+    // Sized at the first row, not in the constructor: a file of no rows may name any vocabulary.
+    if (conv_.size() != h_.row_bytes()) conv_.resize(h_.row_bytes());
     from_f32(h_.dtype, logits, conv_.data(), h_.vocab);
     write_row_raw(conv_.data());
 }

@@ -170,8 +170,9 @@ int run_from_npy(const FromNpyArgs& a) {
     if (!a.tokens.empty()) tokens = npy::read_ids(a.tokens, h.rows, false), inputs.push_back(a.tokens);
     if (!a.targets.empty()) targets = npy::read_ids(a.targets, h.rows, true), inputs.push_back(a.targets);
     Writer w(a.out, h, tokens, targets, inputs, a.targets);
-    std::vector<uint8_t> raw(size_t(h.vocab) * dtype_size(in));
-    std::vector<float> f32(h.vocab);
+    // A row at a time; nothing for an array of no rows, whatever vocabulary its shape names.
+    std::vector<uint8_t> raw(h.rows ? size_t(h.vocab) * dtype_size(in) : 0);
+    std::vector<float> f32(h.rows && in != h.dtype ? h.vocab : 0);
     for (uint64_t row = 0; row < h.rows; ++row) {
         r.read(raw.data(), raw.size());
         if (in == h.dtype) {
@@ -192,6 +193,9 @@ struct ToNpyArgs {
 };
 
 int run_to_npy(const ToNpyArgs& a) {
+    refuse_shared_outputs({{"the output", a.out}, {"--tokens", a.tokens}, {"--targets", a.targets}});
+    for (const std::string& out : {a.out, a.tokens, a.targets})
+        if (!out.empty()) refuse_input_as_output(out, {a.in});
     Reader r(a.in);
     const Header& h = r.header();
     // f32 stays f32 and f16 stays f16; bf16 (no NumPy dtype) becomes f32, exactly.
@@ -219,8 +223,8 @@ int run_to_npy(const ToNpyArgs& a) {
         }
     }
     r.finish();  // the digest is checked before the output is kept
-    if (!a.tokens.empty()) npy::write_ids(a.tokens, r.token_ids(), false);
-    if (!a.targets.empty()) npy::write_ids(a.targets, r.target_ids(), true);
+    if (!a.tokens.empty()) npy::write_ids(a.tokens, r.token_ids(), false, inputs);
+    if (!a.targets.empty()) npy::write_ids(a.targets, r.target_ids(), true, inputs);
     w.finish();
     std::printf("%s: (%llu, %u) %s\n", a.out.c_str(), static_cast<unsigned long long>(h.rows), h.vocab,
                 out == Dtype::f32 ? "<f4" : "<f2");

@@ -191,7 +191,20 @@ cp "$tmp/a.spkl" "$tmp/keep.spkl"
 expect_one_line 2 "a.spkl: is the input .*a.spkl itself" -- "$bg" spkl diff "$tmp/a.spkl" "$tmp/b.spkl" --json "$tmp/./a.spkl"
 expect_one_line 2 "a.spkl: is the input .*a.spkl itself" -- "$bg" spkl kld "$tmp/b.spkl" "$tmp/a.spkl" --json "$tmp/a.spkl"
 expect_one_line 2 "a.spkl: is the input .*a.spkl itself" -- "$bg" spkl info "$tmp/a.spkl" --json "$tmp/a.spkl"
+expect_one_line 2 "a.spkl: is the input .*a.spkl itself" -- "$bg" spkl to-npy "$tmp/a.spkl" "$tmp/x.npy" --targets "$tmp/a.spkl"
+expect_one_line 2 "the output and --targets name the same file" -- "$bg" spkl to-npy "$tmp/a.spkl" "$tmp/x.npy" --targets "$tmp/./x.npy"
 cmp -s "$tmp/a.spkl" "$tmp/keep.spkl" && passes=$((passes + 1)) || { echo "FAIL: a.spkl changed"; fails=$((fails + 1)); }
+# A llama.cpp KLD file (n_ctx 4, vocab 3, one chunk: one scored row) and its token stream.
+printf '_logits_\x04\0\0\0\x03\0\0\0\x01\0\0\0\0\0\0\0\x01\0\0\0\x02\0\0\0\0\0\0\0\0\0\x80\x3f\0\0\x80\xbf\x01\0\x02\0\x03\0\0\0' >"$tmp/k.kld"
+cp "$tmp/k.kld" "$tmp/k.kept"
+expect 0 "1 rows x 3 vocab" -- "$bg" spkl from-llama-kld "$tmp/k.kld" "$tmp/k.spkl"
+expect_one_line 2 "k.kld: is the input .*k.kld itself" -- "$bg" spkl from-llama-kld "$tmp/k.kld" "$tmp/k2.spkl" --tokens "$tmp/k.kld"
+expect_one_line 2 "the output and --tokens name the same file" -- "$bg" spkl from-llama-kld "$tmp/k.kld" "$tmp/k2.spkl" --tokens "$tmp/k2.spkl"
+cmp -s "$tmp/k.kld" "$tmp/k.kept" && passes=$((passes + 1)) || { echo "FAIL: k.kld changed"; fails=$((fails + 1)); }
+# An array of no rows may name any vocabulary: converted without a row's buffer (16 GB here).
+hdr="{'descr': '<f4', 'fortran_order': False, 'shape': (0, 4000000000), }"
+printf '\x93NUMPY\x01\x00\x76\x00%s%*s\n' "$hdr" $((117 - ${#hdr})) '' >"$tmp/wide.npy"
+expect 0 "0 rows x 4000000000 vocab, f16" -- bash -c "ulimit -v 2000000; '$bg' spkl from-npy '$tmp/wide.npy' '$tmp/wide.spkl' --dtype f16"
 root
 cp "$tmp/root/shapes/add.shapes" "$tmp/add.shapes.kept"
 expect_one_line 2 "--json .*add.shapes: is the input" -- "$bg" check --host-only --family add --root "$tmp/root" \
