@@ -68,6 +68,9 @@ void check_run_args(const RunArgs& a, const Model& m) {
     if (a.decode > m.hp.n_ctx - a.prompt)  // no overflow: n_ctx and prompt are both positive
         throw BadInput("--prompt " + std::to_string(a.prompt) + " + --decode " + std::to_string(a.decode) +
                        " exceeds the model's context " + std::to_string(m.hp.n_ctx));
+    if (a.decode > kMaxPositions - a.prompt)
+        throw BadInput("--prompt " + std::to_string(a.prompt) + " + --decode " + std::to_string(a.decode) + " exceeds the " +
+                       std::to_string(kMaxPositions) + " positions rope's table is proven for (docs/rope.md)");
     if (a.sm_count < 0) throw BadInput("--sm-count " + std::to_string(a.sm_count) + ": must be positive (0: the card's own)");
 }
 
@@ -83,9 +86,18 @@ std::string md5_option(const std::string& s) {
     return out;
 }
 
+// The run's tokens: from --tokens (checked here, so that its errors name the file) or seeded.
 std::vector<int32_t> tokens_for(const RunArgs& a, const Model& m) {
-    if (!a.tokens.empty()) return read_tokens(a.tokens);
-    return seeded_tokens(a.prompt + a.decode + 1, m.hp.n_vocab, a.token_seed);
+    if (a.tokens.empty()) return seeded_tokens(a.prompt + a.decode + 1, m.hp.n_vocab, a.token_seed);
+    const std::vector<int32_t> t = read_tokens(a.tokens);
+    const int64_t need = a.prompt + a.decode;
+    if (int64_t(t.size()) < need)
+        throw BadInput(a.tokens + ": " + std::to_string(t.size()) + " ids, --prompt + --decode need " + std::to_string(need));
+    for (size_t i = 0; i < t.size(); ++i)
+        if (t[i] >= m.hp.n_vocab)
+            throw BadInput(a.tokens + ": token " + std::to_string(i) + ": id " + std::to_string(t[i]) + " is outside [0, " +
+                           std::to_string(m.hp.n_vocab) + ")");
+    return t;
 }
 
 bool on_device(const RunArgs& a) {
@@ -166,9 +178,9 @@ struct Ran {
     bool launches_ok = true;
 };
 
-Ran run_one(const Model& m, const RunArgs& a, const std::string& path, bool device, std::FILE* o) {
+Ran run_one(const Model& m, const RunArgs& a, std::span<const int32_t> toks, const std::string& path, bool device,
+            std::FILE* o) {
     path_info(path);
-    const std::vector<int32_t> toks = tokens_for(a, m);
     auto r = runner_for(m, a, path, device);
     Ran out;
     out.where = r->where();
@@ -197,9 +209,10 @@ int cmd_run(const RunArgs& a, bool predict) {
     if (!a.out.empty()) refuse_input_as_output(a.out, run_inputs(a));
     const Model m = a.src.load();
     check_run_args(a, m);
+    const std::vector<int32_t> toks = tokens_for(a, m);
     print_model(m, a.src);
     const bool device = predict ? false : on_device(a);
-    Ran r = run_one(m, a, a.path, device, stdout);
+    Ran r = run_one(m, a, toks, a.path, device, stdout);
     if (!a.out.empty()) {
         write_spkl(r.s, a.out, "bitgate " + a.src.describe() + " path " + a.path + " on " + r.where, run_inputs(a));
         std::printf("logits: %lld rows x %lld -> %s\n", (long long)r.s.rows, (long long)r.s.vocab, a.out.c_str());
@@ -229,6 +242,7 @@ int cmd_ab(const RunArgs& a) {
     path_info(a.b);
     const Model m = a.src.load();
     check_run_args(a, m);
+    const std::vector<int32_t> toks = tokens_for(a, m);
     print_model(m, a.src);
     const bool device = on_device(a);
     const auto tmp = std::filesystem::temp_directory_path();
@@ -236,8 +250,8 @@ int cmd_ab(const RunArgs& a) {
     const std::string fa = a.out_a.empty() ? (tmp / (stem + "-a.spkl")).string() : a.out_a;
     const std::string fb = a.out_b.empty() ? (tmp / (stem + "-b.spkl")).string() : a.out_b;
     // A host-only path (reference) runs on the host whatever the other one does.
-    Ran ra = run_one(m, a, a.a, path_info(a.a).device ? device : false, stdout);
-    Ran rb = run_one(m, a, a.b, path_info(a.b).device ? device : false, stdout);
+    Ran ra = run_one(m, a, toks, a.a, path_info(a.a).device ? device : false, stdout);
+    Ran rb = run_one(m, a, toks, a.b, path_info(a.b).device ? device : false, stdout);
     write_spkl(ra.s, fa, "bitgate path " + a.a, run_inputs(a));
     write_spkl(rb.s, fb, "bitgate path " + a.b, run_inputs(a));
     spkl::DiffOptions opt;

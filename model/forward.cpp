@@ -98,7 +98,7 @@ SequenceResult run_sequence(const Model& m, Runner& r, const std::string& path, 
         throw BadInput("tokens: " + std::to_string(tokens.size()) + " ids, the run needs " + std::to_string(total));
     if (hp.n_ctx > 0 && total > hp.n_ctx)
         throw BadInput("prompt + decode = " + std::to_string(total) + " exceeds the context " + std::to_string(hp.n_ctx));
-    if (total > 32768) throw BadInput("prompt + decode exceeds the 32768 positions rope is proven for");
+    if (total > kMaxPositions) throw BadInput("prompt + decode exceeds the 32768 positions rope is proven for");
     for (size_t i = 0; i < tokens.size(); ++i)
         if (tokens[i] < 0 || tokens[i] >= hp.n_vocab)
             throw BadInput("tokens: token " + std::to_string(i) + ": id " + std::to_string(tokens[i]) +

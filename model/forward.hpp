@@ -34,6 +34,9 @@ public:
 // The weights a graph reads, checked for presence, type and shape (BadInput naming the tensor).
 void check_weights(const Model& m, const Graph& g);
 
+// Positions a sequence may span: those rope's cos/sin table is proven for (docs/rope.md).
+inline constexpr int64_t kMaxPositions = 32768;
+
 // Deterministic tokens: count ids in [0, n_vocab) from seed.
 std::vector<int32_t> seeded_tokens(int64_t count, int64_t n_vocab, uint64_t seed);
 // Whitespace-separated decimal ids from a text file (BadInput "FILE: ..." on anything else).

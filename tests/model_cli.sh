@@ -54,6 +54,11 @@ expect_one_line 2 "tk.txt: is the input .*tk.txt itself" -- "$bg" model predict 
 expect_one_line 2 "m.gguf: is the input .*m.gguf itself" -- "$bg" model ab "$tmp/m.gguf" --host --prompt 2 --out-b "$tmp/m.gguf"
 cmp -s "$f" "$tmp/m.gguf" && passes=$((passes + 1)) || { echo "FAIL: m.gguf changed"; fails=$((fails + 1)); }
 
+# A token file's errors name it, in one line, before the run.
+echo "1 2 3" >"$tmp/few.txt"; echo "1 5000 3 4" >"$tmp/wide.txt"
+expect_one_line 2 "few.txt: 3 ids, --prompt \+ --decode need 4" -- "$bg" model run --synthetic tiny --host --prompt 2 --decode 2 --tokens "$tmp/few.txt"
+expect_one_line 2 "wide.txt: token 1: id 5000 is outside \[0, 1024\)" -- "$bg" model predict --synthetic tiny --prompt 2 --tokens "$tmp/wide.txt"
+
 # Run arguments: checked against the model before anything is sized from them (one line, exit 2,
 # never an allocation that fails); the tiny preset's context is 512.
 run=("$bg" model run --synthetic tiny --seed 1 --host)
