@@ -109,6 +109,7 @@ struct DiffArgs {
 };
 
 int run_diff(const DiffArgs& a, bool md5) {
+    refuse_shared_outputs({{"--json", a.json}, {"--plot", a.plot}});
     for (const std::string& out : {a.json, a.plot})  // outputs over inputs: refused before the run
         if (!out.empty()) refuse_input_as_output(out, {a.a, a.b});
     if (!a.plot.empty()) {  // before the files are read, not after

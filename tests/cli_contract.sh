@@ -191,6 +191,8 @@ cp "$tmp/a.spkl" "$tmp/keep.spkl"
 expect_one_line 2 "a.spkl: is the input .*a.spkl itself" -- "$bg" spkl diff "$tmp/a.spkl" "$tmp/b.spkl" --json "$tmp/./a.spkl"
 expect_one_line 2 "a.spkl: is the input .*a.spkl itself" -- "$bg" spkl kld "$tmp/b.spkl" "$tmp/a.spkl" --json "$tmp/a.spkl"
 expect_one_line 2 "a.spkl: is the input .*a.spkl itself" -- "$bg" spkl info "$tmp/a.spkl" --json "$tmp/a.spkl"
+expect_one_line 2 "--json and --plot name the same file" -- "$bg" spkl diff "$tmp/a.spkl" "$tmp/b.spkl" --json "$tmp/d.out" \
+    --plot "$tmp/./d.out"
 expect_one_line 2 "a.spkl: is the input .*a.spkl itself" -- "$bg" spkl to-npy "$tmp/a.spkl" "$tmp/x.npy" --targets "$tmp/a.spkl"
 expect_one_line 2 "the output and --targets name the same file" -- "$bg" spkl to-npy "$tmp/a.spkl" "$tmp/x.npy" --targets "$tmp/./x.npy"
 cmp -s "$tmp/a.spkl" "$tmp/keep.spkl" && passes=$((passes + 1)) || { echo "FAIL: a.spkl changed"; fails=$((fails + 1)); }
