@@ -7,6 +7,7 @@
 
 #include "bench.hpp"
 #include "bench_plot.hpp"
+#include "check.hpp"
 #include "cli.hpp"
 #include "device.hpp"
 #include "errors.hpp"
@@ -32,6 +33,11 @@ void add_bench_verb(CLI::App& app, int& rc) {
         BenchOptions& o = *owned;
         check_bench_plot(*plot);
         for (const auto& f : o.families) (void)family(f);
+        // Outputs: not one file for both, not over a catalog the run reads.
+        refuse_shared_outputs({{"--json", o.json}, {"--plot", plot->out}});
+        const std::vector<std::string> inputs = check_inputs(CheckOptions{.root = o.root});
+        for (const std::string& out : {o.json, plot->out})
+            if (!out.empty()) refuse_input_as_output(out, inputs);
         // A compute peak names a family whose rows are drawn against it: known and benched, or
         // the run would end in that error after its device time.
         for (const auto& [f, peak] : parse_peaks(plot->compute_peaks)) {

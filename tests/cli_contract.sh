@@ -240,6 +240,9 @@ expect_one_line 2 "--min-iters 2001: expected 1 to 2000" -- "$bg" bench --min-it
 expect_one_line 2 "--compute-peak: unknown family 'nope'" -- "$bg" bench --compute-peak nope=5 --plot "$tmp/b.svg"
 expect_one_line 2 "--compute-peak mmq_q8_0: not among the --family selection" -- \
     "$bg" bench --family rope --compute-peak mmq_q8_0=5 --plot "$tmp/b.svg"
+root
+expect_one_line 2 "--json and --plot name the same file" -- "$bg" bench --root "$tmp/root" --json "$tmp/b.out" --plot "$tmp/./b.out"
+expect_one_line 2 "add.shapes: is the input" -- "$bg" bench --root "$tmp/root" --json "$tmp/root/shapes/add.shapes"
 
 if "$bg" list families >/dev/null 2>&1 && [[ -z "$(nvidia-smi -L 2>/dev/null)" ]]; then
     expect 3 'a GPU is required' -- "$bg" check --device --family quantize_q8_0
