@@ -48,6 +48,8 @@ void refuse_shared_outputs(const std::vector<std::pair<std::string, std::string>
     namespace fs = std::filesystem;
     const auto same = [](const std::string& x, const std::string& y) {
         std::error_code e1, e2;
+        // A device (/dev/null) takes any number of writers, each in place.
+        if (fs::exists(x, e1) && !fs::is_regular_file(x, e1)) return false;
         if (x == y) return true;
         if (fs::exists(x, e1) && fs::exists(y, e2)) return fs::equivalent(x, y, e1);  // links, other spellings
         return fs::weakly_canonical(x, e1) == fs::weakly_canonical(y, e2);

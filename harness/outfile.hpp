@@ -50,7 +50,7 @@ void write_file(const std::string& path, const std::string& contents, const std:
 void refuse_input_as_output(const std::string& path, const std::vector<std::string>& inputs);
 // Two outputs of one run naming one file, whatever the spelling (the second would replace the
 // first): BadInput "A and B name the same file (PATH); ...". Pairs are (option, path); empty
-// paths are outputs not asked for.
+// paths are outputs not asked for; a device such as /dev/null may take several.
 void refuse_shared_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
 
 }  // namespace bitgate

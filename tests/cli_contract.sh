@@ -193,6 +193,7 @@ expect_one_line 2 "a.spkl: is the input .*a.spkl itself" -- "$bg" spkl kld "$tmp
 expect_one_line 2 "a.spkl: is the input .*a.spkl itself" -- "$bg" spkl info "$tmp/a.spkl" --json "$tmp/a.spkl"
 expect_one_line 2 "--json and --plot name the same file" -- "$bg" spkl diff "$tmp/a.spkl" "$tmp/b.spkl" --json "$tmp/d.out" \
     --plot "$tmp/./d.out"
+expect 0 "/dev/null: \(7, 1000\)" -- "$bg" spkl to-npy "$tmp/a.spkl" /dev/null --targets /dev/null  # a device takes both
 expect_one_line 2 "a.spkl: is the input .*a.spkl itself" -- "$bg" spkl to-npy "$tmp/a.spkl" "$tmp/x.npy" --targets "$tmp/a.spkl"
 expect_one_line 2 "the output and --targets name the same file" -- "$bg" spkl to-npy "$tmp/a.spkl" "$tmp/x.npy" --targets "$tmp/./x.npy"
 cmp -s "$tmp/a.spkl" "$tmp/keep.spkl" && passes=$((passes + 1)) || { echo "FAIL: a.spkl changed"; fails=$((fails + 1)); }
