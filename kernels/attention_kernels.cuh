@@ -582,8 +582,7 @@ __global__ void __launch_bounds__(kCombineThreads)
     __shared__ float s_scan[kCombineThreads], s_l[kCombineThreads], s_wa[kCombineThreads], s_wb[kCombineThreads];
     __shared__ float4 s_acc[kCombineThreads][kCombineDims / 4];
     const int t = threadIdx.x, h = blockIdx.x, d0 = blockIdx.y * kCombineDims;
-    wait_for_producer();  // launched as dependent of the split kernel: part is complete after this
-    allow_dependents();
+    wait_then_allow_dependents();  // launched as dependent of the split kernel: part is complete after this
     const float* ph = part + int64_t(h) * n_split * (D + kPartPad);
     const int last = B == Bug::skip_last_split ? n_split - 1 : n_split;
     float M = 0.0f, A = 0.0f, Ls = 0.0f;
@@ -684,8 +683,7 @@ __global__ void __launch_bounds__(32)
     decode_combine_warp_kernel(const float* __restrict__ part, int n_split, float* __restrict__ out) {
     static_assert(kCombineDims == 32, "a lane a dim");
     const int lane = threadIdx.x, h = blockIdx.x, d = blockIdx.y * kCombineDims + lane;
-    wait_for_producer();  // launched as dependent of the split kernel: part is complete after this
-    allow_dependents();
+    wait_then_allow_dependents();  // launched as dependent of the split kernel: part is complete after this
     const float* ph = part + int64_t(h) * n_split * (D + kPartPad);
     const int n = B == Bug::skip_last_split ? n_split - 1 : n_split;  // 2 <= n_split <= 32
     float m = -INFINITY, l = 0.0f;

@@ -19,8 +19,7 @@ __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
 // head_dim 128 row (two rows of head_dim 64), so writes are 256 contiguous bytes per row.
 __global__ void kv_store_f16_kernel(const float4* __restrict__ kv, int64_t words, int64_t n_kv_head,
                                     int64_t words_per_row, uint2* __restrict__ cache, int64_t ctx, int64_t pos0) {
-    wait_for_producer();  // launched as dependent (kernels/pdl.cuh): nothing is read or written before this
-    allow_dependents();
+    wait_then_allow_dependents();  // launched as dependent (kernels/pdl.cuh): nothing is read or written before this
     const int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x;
     if (i >= words) return;
     const int64_t row = i / words_per_row, j = i % words_per_row;  // row = t * n_kv_head + h

@@ -12,6 +12,7 @@
 namespace bitgate::cuda {
 inline void wait_for_producer() {}
 inline void allow_dependents() {}
+inline void wait_then_allow_dependents() {}
 }  // namespace bitgate::cuda
 #else
 #include <cuda_runtime.h>
@@ -34,6 +35,13 @@ __device__ __forceinline__ void allow_dependents() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 #endif
+}
+
+// How most dependent kernels start: nothing read or written before the producer is done, and the
+// next kernel let in at once (it waits in its turn before touching what this one uses).
+__device__ __forceinline__ void wait_then_allow_dependents() {
+    wait_for_producer();
+    allow_dependents();
 }
 
 // True when the kernel was compiled for sm_90 or later (its PTX version), so its waits are real

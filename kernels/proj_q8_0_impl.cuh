@@ -281,8 +281,7 @@ __global__ void __launch_bounds__(kMaxRowsPerBlock * 32) proj_v2_kernel(Mats m, 
     // start: it too waits before touching xq or y. Only when the work starts moves, never what is
     // summed or in which order: each output's reduction (blocks t, t+W, ... per lane, the xor
     // tree, warps in order) is the one above and in proj_q8_0_order.hpp, so the bytes are v2's.
-    wait_for_producer();
-    allow_dependents();
+    wait_then_allow_dependents();
 
     // The activation, kActBatch blocks per thread at a time: all their loads are in flight
     // before the first store, so a long row costs a couple of round trips, not one per block.

@@ -15,8 +15,7 @@ __global__ void quantize_q8_0_kernel(const float* __restrict__ x, BlockQ8_0* __r
     // it drains, and read nothing before that kernel has completed. A projection launched as
     // dependent after this kernel may start now and fetch its weights: it waits for this kernel to
     // complete before it reads y.
-    wait_for_producer();
-    allow_dependents();
+    wait_then_allow_dependents();
     const int64_t b = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     if (b >= nblocks) return;  // whole warps leave together: b is uniform across a warp

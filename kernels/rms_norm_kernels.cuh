@@ -25,8 +25,7 @@ template <int P>
 __global__ void __launch_bounds__(kRmsThreads) rms_norm_f32_kernel(const float4* __restrict__ x, const float4* __restrict__ w,
                                                                    float4* __restrict__ y, int64_t n, int64_t d) {
     static_assert(kRmsRowsPerBlock % P == 0);
-    wait_for_producer();  // launched as dependent (kernels/pdl.cuh): nothing is read or written before this
-    allow_dependents();
+    wait_then_allow_dependents();  // launched as dependent (kernels/pdl.cuh): nothing is read or written before this
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, part = warp % P;
     const int64_t row = int64_t(blockIdx.x) * (kRmsRowsPerBlock / P) + warp / P;
     if (row >= n) return;  // whole warps leave together

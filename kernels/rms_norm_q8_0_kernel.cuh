@@ -37,8 +37,7 @@ __global__ void __launch_bounds__(kQ8Warps * 32)
     rms_norm_q8_0_kernel(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ y,
                          BlockQ8_0* __restrict__ xq, int64_t n, int64_t d) {
     static_assert(P == 1 || P % kQ8Warps == 0);
-    wait_for_producer();  // launched as dependent (kernels/pdl.cuh): nothing is read or written before this
-    allow_dependents();
+    wait_then_allow_dependents();  // launched as dependent (kernels/pdl.cuh): nothing is read or written before this
     const int lane = threadIdx.x % 32;
     const int64_t gw = int64_t(blockIdx.x) * kQ8Warps + threadIdx.x / 32;
     const int64_t row = gw / P, part = gw % P;

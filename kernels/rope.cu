@@ -19,8 +19,7 @@ constexpr int kThreads = 128;
 // 64 threads and 28 + 4 heads, bench/RESULTS.md, 2026-12-04, eighth).
 __global__ void rope_neox_kernel(const float* in, float* out, int64_t n, int64_t n_head, int64_t head_dim,
                                  const int32_t* __restrict__ pos, float base, int64_t group) {
-    wait_for_producer();  // launched as dependent (kernels/pdl.cuh): nothing is read or written before this
-    allow_dependents();
+    wait_then_allow_dependents();  // launched as dependent (kernels/pdl.cuh): nothing is read or written before this
     const int64_t half = head_dim / 2, groups = (n_head + group - 1) / group;
     const int64_t g = int64_t(blockIdx.x) * kThreads + threadIdx.x;
     if (g >= n * groups * half) return;

@@ -18,8 +18,7 @@ __device__ __forceinline__ float4 swiglu4(float4 g, float4 u) {
 
 __global__ void swiglu_f32_kernel(const float4* __restrict__ g, const float4* __restrict__ u,
                                   float4* __restrict__ out, int64_t words) {
-    wait_for_producer();  // launched as dependent (kernels/pdl.cuh): nothing is read or written before this
-    allow_dependents();
+    wait_then_allow_dependents();  // launched as dependent (kernels/pdl.cuh): nothing is read or written before this
     const int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x;
     if (i < words) out[i] = swiglu4(g[i], u[i]);
 }

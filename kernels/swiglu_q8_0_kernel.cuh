@@ -27,8 +27,7 @@ template <Defect D>
 __global__ void __launch_bounds__(kWarps * 32)
     swiglu_q8_0_kernel(const float* __restrict__ g, const float* __restrict__ u, float* __restrict__ out,
                        BlockQ8_0* __restrict__ xq, int64_t nblocks) {
-    wait_for_producer();  // launched as dependent (kernels/pdl.cuh): nothing is read or written before this
-    allow_dependents();
+    wait_then_allow_dependents();  // launched as dependent (kernels/pdl.cuh): nothing is read or written before this
     const int64_t b = int64_t(blockIdx.x) * kWarps + threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     if (b >= (D == Defect::skip_last ? nblocks - 1 : nblocks)) return;  // whole warps leave together
