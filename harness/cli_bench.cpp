@@ -34,10 +34,7 @@ void add_bench_verb(CLI::App& app, int& rc) {
         check_bench_plot(*plot);
         for (const auto& f : o.families) (void)family(f);
         // Outputs: not one file for both, not over a catalog the run reads.
-        refuse_shared_outputs({{"--json", o.json}, {"--plot", plot->out}});
-        const std::vector<std::string> inputs = check_inputs(CheckOptions{.root = o.root});
-        for (const std::string& out : {o.json, plot->out})
-            if (!out.empty()) refuse_input_as_output(out, inputs);
+        refuse_outputs({{"--json", o.json}, {"--plot", plot->out}}, check_inputs(CheckOptions{.root = o.root}));
         // A compute peak names a family whose rows are drawn against it: known and benched, or
         // the run would end in that error after its device time.
         for (const auto& [f, peak] : parse_peaks(plot->compute_peaks)) {

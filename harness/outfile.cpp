@@ -44,7 +44,7 @@ void refuse_input_as_output(const std::string& path, const std::vector<std::stri
     }
 }
 
-void refuse_shared_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
+void refuse_outputs(const std::vector<std::pair<std::string, std::string>>& outputs, const std::vector<std::string>& inputs) {
     namespace fs = std::filesystem;
     const auto same = [](const std::string& x, const std::string& y) {
         std::error_code e1, e2;
@@ -59,6 +59,8 @@ void refuse_shared_outputs(const std::vector<std::pair<std::string, std::string>
             if (!outputs[i].second.empty() && !outputs[j].second.empty() && same(outputs[i].second, outputs[j].second))
                 throw BadInput(outputs[i].first + " and " + outputs[j].first + " name the same file (" + outputs[j].second +
                                "); give each its own");
+    for (const auto& [option, path] : outputs)
+        if (!path.empty()) refuse_input_as_output(path, inputs);
 }
 
 OutFile::OutFile(std::string path, const std::vector<std::string>& inputs) : path_(std::move(path)), target_(path_) {

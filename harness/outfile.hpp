@@ -48,9 +48,11 @@ void write_file(const std::string& path, const std::string& contents, const std:
 // BadInput "PATH: is the input IN itself; ..." when `path` exists and is one of `inputs` (same
 // device and inode, whatever the spelling): for a verb to refuse before its run, not after.
 void refuse_input_as_output(const std::string& path, const std::vector<std::string>& inputs);
-// Two outputs of one run naming one file, whatever the spelling (the second would replace the
-// first): BadInput "A and B name the same file (PATH); ...". Pairs are (option, path); empty
-// paths are outputs not asked for; a device such as /dev/null may take several.
-void refuse_shared_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
+// A run's outputs, checked before it starts: two naming one file, whatever the spelling (the
+// second would replace the first), are BadInput "A and B name the same file (PATH); ..."; one
+// that is one of `inputs` is refused as above. Pairs are (option, path); empty paths are outputs
+// not asked for; a device such as /dev/null may take several.
+void refuse_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
+                    const std::vector<std::string>& inputs = {});
 
 }  // namespace bitgate

@@ -177,7 +177,7 @@ void check_writable(const std::string& path, const char* what, const std::vector
 }
 
 void check_distinct_reports(const std::string& json, const std::string& junit) {
-    refuse_shared_outputs({{"--json", json}, {"--junit", junit}});
+    refuse_outputs({{"--json", json}, {"--junit", junit}});
 }
 
 void write_json(const std::string& path, const RunInfo& info, const std::vector<Result>& rs) {

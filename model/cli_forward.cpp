@@ -206,7 +206,7 @@ void print_model(const Model& m, const Source& src) {
 
 int cmd_run(const RunArgs& a, bool predict) {
     const std::string expect_md5 = md5_option(a.expect_md5);
-    if (!a.out.empty()) refuse_input_as_output(a.out, run_inputs(a));
+    refuse_outputs({{"--out", a.out}}, run_inputs(a));
     const Model m = a.src.load();
     check_run_args(a, m);
     const std::vector<int32_t> toks = tokens_for(a, m);
@@ -235,9 +235,7 @@ bool is_claim_pair(const std::string& x, const std::string& y) { return x != "re
 
 int cmd_ab(const RunArgs& a) {
     // One file for both would hold only the second run, and the comparison would read it twice.
-    refuse_shared_outputs({{"--out-a", a.out_a}, {"--out-b", a.out_b}});
-    for (const std::string& out : {a.out_a, a.out_b})
-        if (!out.empty()) refuse_input_as_output(out, run_inputs(a));
+    refuse_outputs({{"--out-a", a.out_a}, {"--out-b", a.out_b}}, run_inputs(a));
     path_info(a.a);
     path_info(a.b);
     const Model m = a.src.load();

@@ -84,9 +84,7 @@ bool is_kld_file(const std::string& path) {
 }
 
 KldHeader to_spkl(const std::string& in, const std::string& out, const std::string& model, const std::string& all_tokens) {
-    refuse_shared_outputs({{"the output", out}, {"--tokens", all_tokens}});
-    for (const std::string& o : {out, all_tokens})
-        if (!o.empty()) refuse_input_as_output(o, {in});
+    refuse_outputs({{"the output", out}, {"--tokens", all_tokens}}, {in});
     In f(in);
     if (f.size() < kHeaderBytes)
         bad(in, "truncated: " + std::to_string(f.size()) + " bytes, less than the 20-byte llama.cpp KLD header");

@@ -59,7 +59,7 @@ struct InfoArgs {
 };
 
 int run_info(const InfoArgs& a) {
-    if (!a.json.empty()) refuse_input_as_output(a.json, a.files);  // before anything is printed
+    refuse_outputs({{"--json", a.json}}, a.files);  // before anything is printed
     nlohmann::json all = nlohmann::json::array();
     std::string first_bad;
     for (const std::string& path : a.files) {
@@ -109,9 +109,7 @@ struct DiffArgs {
 };
 
 int run_diff(const DiffArgs& a, bool md5) {
-    refuse_shared_outputs({{"--json", a.json}, {"--plot", a.plot}});
-    for (const std::string& out : {a.json, a.plot})  // outputs over inputs: refused before the run
-        if (!out.empty()) refuse_input_as_output(out, {a.a, a.b});
+    refuse_outputs({{"--json", a.json}, {"--plot", a.plot}}, {a.a, a.b});  // before the run
     if (!a.plot.empty()) {  // before the files are read, not after
         plot::require_gnuplot("--plot");
         plot::require_writable("--plot", a.plot);
@@ -194,9 +192,7 @@ struct ToNpyArgs {
 };
 
 int run_to_npy(const ToNpyArgs& a) {
-    refuse_shared_outputs({{"the output", a.out}, {"--tokens", a.tokens}, {"--targets", a.targets}});
-    for (const std::string& out : {a.out, a.tokens, a.targets})
-        if (!out.empty()) refuse_input_as_output(out, {a.in});
+    refuse_outputs({{"the output", a.out}, {"--tokens", a.tokens}, {"--targets", a.targets}}, {a.in});
     Reader r(a.in);
     const Header& h = r.header();
     // f32 stays f32 and f16 stays f16; bf16 (no NumPy dtype) becomes f32, exactly.
