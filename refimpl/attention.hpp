@@ -6,6 +6,7 @@
 #include <string>
 
 #include "bitgate/attention_order.hpp"
+#include "host_path.hpp"
 
 namespace bitgate::ref {
 
@@ -14,8 +15,11 @@ namespace bitgate::ref {
 // reads kv head h / (n_head / n_kv_head); out [n_q][n_head][head_dim] f32. Reads no cache
 // position >= L. The caller validates: head_dim in {64, 128}, n_head % n_kv_head == 0,
 // 1 <= n_q <= L <= ctx.
+// `path`: scalar runs attention_split itself; any other runs the same operations in a layout the
+// compiler vectorizes (host_path.hpp: the time changes, never a byte).
 void attention_f16kv(const float* q, const uint16_t* k_cache, const uint16_t* v_cache, int64_t n_q, int64_t L,
-                     int64_t ctx, int64_t n_head, int64_t n_kv_head, int64_t head_dim, float* out);
+                     int64_t ctx, int64_t n_head, int64_t n_kv_head, int64_t head_dim, float* out,
+                     HostPath path = HostPath::fastest);
 
 // One split of one query row, the unit the order is built from: keys j0 .. j1 - 1 (j0 < j1) of
 // the f32 rows k and v ([position][head_dim]); q the query row.

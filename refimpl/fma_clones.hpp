@@ -8,3 +8,13 @@
 #else
 #define BITGATE_FMA_CLONES
 #endif
+
+// Loops written for the compiler to vectorize (lanes are independent outputs, each doing the
+// definition's own operations in order) are built for AVX-512, AVX2 + FMA and the baseline, the
+// best picked at load time. Vector lanes round exactly as scalar code does (-ffp-contract=off,
+// no fast-math): the clones differ in time only.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define BITGATE_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define BITGATE_SIMD_CLONES
+#endif

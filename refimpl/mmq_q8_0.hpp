@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "bitgate/formats.hpp"
+#include "host_path.hpp"
 
 namespace bitgate::ref {
 
@@ -15,13 +16,10 @@ enum class MmqOrder {
                      // then acc = acc + partial
 };
 
-// How the host computes it: `scalar` is the plain C++ definition; `fastest` uses AVX2 + FMA
-// where the CPU has them (the same IEEE operations per element; the tests hold the two equal).
-enum class MmqPath { fastest, scalar };
-
 // C[t][r] for t < n, r < N; nothing else is written. qs/sda: the plane of ceil(n/64) token
-// blocks and K/32 chunks; w: N rows of K/32 blocks.
+// blocks and K/32 chunks; w: N rows of K/32 blocks. `path` (host_path.hpp) changes the time only;
+// a path this CPU lacks is refused (std::invalid_argument).
 void mmq_q8_0(const uint8_t* qs, const uint32_t* sda, const BlockQ8_0* w, float* C, int64_t n, int64_t N,
-              int64_t K, MmqOrder order = MmqOrder::ascending, MmqPath path = MmqPath::fastest);
+              int64_t K, MmqOrder order = MmqOrder::ascending, HostPath path = HostPath::fastest);
 
 }  // namespace bitgate::ref

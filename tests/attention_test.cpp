@@ -249,6 +249,39 @@ TEST(Attention, CacheBeyondLIsNeverRead) {
     EXPECT_TRUE(same_bits(out, b2.run()));
 }
 
+// The fast host path (K transposed, vectorized loops) is the scalar definition's operations in
+// another layout: byte for byte over both head dims, prefill and decode, ragged split ends, GQA
+// groups, every profile, and inputs with infinities and NaN (whose payloads must survive too).
+TEST(Attention, FastHostPathEqualsScalarPath) {
+    struct S { int64_t n_q, L, ctx, H, KV, D; };
+    const S shapes[] = {{1, 1, 4, 2, 1, 64},       {1, 129, 140, 14, 2, 64}, {1, 300, 300, 28, 4, 128},
+                        {37, 37, 40, 4, 2, 128},   {70, 200, 210, 7, 1, 64}, {5, 33, 33, 8, 8, 128},
+                        {130, 130, 131, 2, 1, 64}, {1, 1000, 1024, 7, 1, 128}};
+    int compared = 0;
+    for (const S& sh : shapes)
+        for (const char* profile : {"uniform", "normal", "outliers", "zeros"}) {
+            Case c = generated(sh.n_q, sh.L, sh.ctx, sh.H, sh.KV, sh.D, profile, 11);
+            std::vector<float> fast(c.q.size(), -7.0f), plain(c.q.size(), -7.0f);
+            auto both = [&] {
+                ref::attention_f16kv(c.q.data(), c.k.data(), c.v.data(), c.n_q, c.L, c.ctx, c.n_head, c.n_kv_head,
+                                     c.D, fast.data(), ref::HostPath::fastest);
+                ref::attention_f16kv(c.q.data(), c.k.data(), c.v.data(), c.n_q, c.L, c.ctx, c.n_head, c.n_kv_head,
+                                     c.D, plain.data(), ref::HostPath::scalar);
+                ++compared;
+            };
+            both();
+            ASSERT_TRUE(same_bits(fast, plain)) << profile << " n_q " << sh.n_q << " L " << sh.L << " D " << sh.D;
+            // Non-finite inputs: an infinite key element, a NaN value element with a payload, an
+            // infinite query element.
+            c.k[c.at(0, sh.L / 2, 3)] = 0x7c00;
+            c.v[c.at(0, sh.L - 1, 5)] = 0x7e55;
+            c.q[size_t(sh.D + 1) % c.q.size()] = INFINITY;
+            both();
+            ASSERT_TRUE(same_bits(fast, plain)) << "non-finite, " << profile << " L " << sh.L;
+        }
+    EXPECT_EQ(compared, 64);
+}
+
 TEST(Attention, FoldWithEqualMaximaAddsExactly) {
     // Two splits with the same max: both weights are exp_det(0) = 1, so the fold is a plain
     // fma(Ls, 1, l * 1) = Ls + l, and A + acc.

@@ -275,7 +275,7 @@ TEST(NonfiniteForwardOps, MmqTokenWithAnInfiniteChunkIsNaNAndADroppedNaNIsNot) {
         w[b].d = f32_to_f16_rn(0.01f);
         for (int j = 0; j < 32; ++j) w[b].qs[j] = int8_t(int(b + size_t(j)) % 9 - 4);
     }
-    for (const auto path : {ref::MmqPath::scalar, ref::MmqPath::fastest}) {
+    for (const auto path : {ref::HostPath::scalar, ref::HostPath::fastest}) {
         std::vector<float> C(size_t(n * N));
         ref::mmq_q8_0(qs.data(), sda.data(), w.data(), C.data(), n, N, K, ref::MmqOrder::ascending, path);
         for (int64_t r = 0; r < N; ++r) {

@@ -105,7 +105,7 @@ TEST(PrefillChain, FusedModelRunsTheFusedNormAndWritesEverything) {
         ref::rms_norm_quant_f32_t(in.x(), in.norm_w(), norm.y.data(), d.n, d.K, norm.qs.data(), norm.sda.data());
         EXPECT_TRUE(same_bytes(a.qs, norm.qs) && same_bytes(a.sda, norm.sda));
         ref::mmq_q8_0(norm.qs.data(), norm.sda.data(), in.w(), norm.C.data(), d.n, d.N, d.K, ref::MmqOrder::ascending,
-                      ref::MmqPath::scalar);
+                      ref::HostPath::scalar);
         EXPECT_TRUE(same_bytes(a.C, norm.C)) << "the chain's GEMM is not mmq_q8_0's scalar definition";
     }
 }
