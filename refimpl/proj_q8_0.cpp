@@ -2,9 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 #include "bitgate/f16.hpp"
 #include "bitgate/proj_q8_0_order.hpp"
@@ -19,6 +25,21 @@ int32_t q8_0_sumi(const BlockQ8_0& w, const BlockQ8_0& x) {
 }
 
 namespace {
+
+// The warps' xor trees and the cross-warp sum over the per-thread accumulators of one row.
+float reduce_row(const float* acc, const ProjQ8Order& order) {
+    float total = 0.0f;
+    for (int warp = 0; warp < order.width / 32; ++warp) {
+        float v[32], next[32];
+        for (int l = 0; l < 32; ++l) v[l] = acc[warp * 32 + l];
+        for (int off : order.tree) {
+            for (int l = 0; l < 32; ++l) next[l] = v[l] + v[l ^ off];
+            for (int l = 0; l < 32; ++l) v[l] = next[l];
+        }
+        total = warp == 0 ? v[0] : total + v[0];  // lane 0's value; warp 0 first
+    }
+    return total;
+}
 
 // Rows [r0, r1), performed as the kernel does: W per-thread accumulators, then each logical warp's
 // xor tree lane by lane, then the warps in order.
@@ -35,32 +56,128 @@ void proj_rows(const BlockQ8_0* w, const BlockQ8_0* xq, const float* dx, float* 
             float& a = acc[size_t(b % width)];
             a = std::fma(static_cast<float>(q8_0_sumi(row[b], xq[b])), d, a);
         }
-        float total = 0.0f;
-        for (int warp = 0; warp < width / 32; ++warp) {
-            float v[32], next[32];
-            for (int l = 0; l < 32; ++l) v[l] = acc[size_t(warp * 32 + l)];
-            for (int off : order.tree) {
-                for (int l = 0; l < 32; ++l) next[l] = v[l] + v[l ^ off];
-                for (int l = 0; l < 32; ++l) v[l] = next[l];
-            }
-            total = warp == 0 ? v[0] : total + v[0];  // lane 0's value; warp 0 first
-        }
-        y[r] = total;
+        y[r] = reduce_row(acc.data(), order);
     }
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// f16_to_f32 of every half, from f16_to_f32 itself: equal by construction, and one load.
+const float* f16_table() {
+    static const std::vector<float> table = [] {
+        std::vector<float> t(65536);
+        for (uint32_t h = 0; h < 65536; ++h) t[h] = f16_to_f32(uint16_t(h));
+        return t;
+    }();
+    return table.data();
+}
+
+// reduce_row with each warp's 32 lanes in four vectors: every level adds lane l ^ off to lane l
+// (lane l's value first, as the definition writes it), all 32 lanes, in the order's sequence.
+// Offsets other than the five a tree can have are left to reduce_row.
+__attribute__((target("avx2"))) float reduce_row_avx2(const float* acc, const ProjQ8Order& order) {
+    for (int off : order.tree)
+        if (off != 1 && off != 2 && off != 4 && off != 8 && off != 16) return reduce_row(acc, order);
+    float total = 0.0f;
+    for (int warp = 0; warp < order.width / 32; ++warp) {
+        __m256 v[4];
+        for (int i = 0; i < 4; ++i) v[i] = _mm256_loadu_ps(acc + warp * 32 + 8 * i);
+        for (int off : order.tree) {
+            __m256 p[4];  // p[i]: the partners of v[i]'s lanes
+            for (int i = 0; i < 4; ++i) {
+                switch (off) {
+                    case 16: p[i] = v[i ^ 2]; break;
+                    case 8: p[i] = v[i ^ 1]; break;
+                    case 4: p[i] = _mm256_permute2f128_ps(v[i], v[i], 1); break;
+                    case 2: p[i] = _mm256_permute_ps(v[i], 0x4e); break;
+                    default: p[i] = _mm256_permute_ps(v[i], 0xb1); break;
+                }
+            }
+            for (int i = 0; i < 4; ++i) v[i] = _mm256_add_ps(v[i], p[i]);
+        }
+        const float lane0 = _mm256_cvtss_f32(v[0]);
+        total = warp == 0 ? lane0 : total + lane0;  // warp 0 first
+    }
+    return total;
+}
+
+// The same rows with AVX2: eight blocks at a time, which belong to eight consecutive threads
+// (b % W for b a multiple of 8, W a multiple of 32), so each lane is one thread's accumulator and
+// takes the definition's fma on the definition's floats: the exact int32 sum (vpmaddwd over the
+// quants widened to 16 bits, exact in any order) as a float, times RN(d_w * d_x). The trees run
+// the same adds on the same lanes. x16: the activation's quants widened, 32 per block.
+__attribute__((target("avx2,fma"))) void proj_rows_avx2(const BlockQ8_0* w, const BlockQ8_0* xq, const int16_t* x16,
+                                                        const float* dx, float* y, int64_t r0, int64_t r1,
+                                                        int64_t bpr, const ProjQ8Order& order) {
+    const int width = order.width;
+    const float* table = f16_table();
+    alignas(32) float acc[128];
+    const __m256i offs = _mm256_setr_epi32(0, 34, 68, 102, 136, 170, 204, 238);  // 8 blocks' scales
+    const __m256i low16 = _mm256_set1_epi32(0xffff);
+    const int64_t b8 = bpr / 8 * 8;
+    for (int64_t r = r0; r < r1; ++r) {
+        const BlockQ8_0* row = w + r * bpr;
+        for (int i = 0; i < width; i += 8) _mm256_store_ps(acc + i, _mm256_setzero_ps());
+        for (int64_t b = 0; b < b8; b += 8) {
+            __m256i d[8];
+            for (int j = 0; j < 8; ++j) {
+                const int8_t* q = row[b + j].qs;
+                const int16_t* x = x16 + (b + j) * QK8_0;
+                const __m256i lo = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)));
+                const __m256i hi = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16)));
+                d[j] = _mm256_add_epi32(_mm256_madd_epi16(lo, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x))),
+                                        _mm256_madd_epi16(hi, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 16))));
+            }
+            const __m256i h0 = _mm256_hadd_epi32(_mm256_hadd_epi32(d[0], d[1]), _mm256_hadd_epi32(d[2], d[3]));
+            const __m256i h1 = _mm256_hadd_epi32(_mm256_hadd_epi32(d[4], d[5]), _mm256_hadd_epi32(d[6], d[7]));
+            const __m256i sumi = _mm256_add_epi32(_mm256_permute2x128_si256(h0, h1, 0x20),
+                                                  _mm256_permute2x128_si256(h0, h1, 0x31));
+            const __m256i dh = _mm256_and_si256(
+                _mm256_i32gather_epi32(reinterpret_cast<const int*>(row + b), offs, 1), low16);
+            const __m256 dw = _mm256_i32gather_ps(table, dh, 4);
+            const __m256 dd = _mm256_mul_ps(dw, _mm256_loadu_ps(dx + b));
+            float* a = acc + b % width;
+            _mm256_store_ps(a, _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi), dd, _mm256_load_ps(a)));
+        }
+        for (int64_t b = b8; b < bpr; ++b) {
+            const float d = table[row[b].d] * dx[b];
+            float& a = acc[b % width];
+            a = std::fma(static_cast<float>(q8_0_sumi(row[b], xq[b])), d, a);
+        }
+        y[r] = reduce_row_avx2(acc, order);
+    }
+}
+#endif
 
 }  // namespace
 
 void proj_q8_0(const BlockQ8_0* w, const BlockQ8_0* xq, float* y, int64_t n, int64_t bpr, const ProjQ8Order& order,
-               int threads) {
+               int threads, HostPath path) {
+    if (path != HostPath::scalar && !host_path_available(path))
+        throw std::invalid_argument(std::string("proj_q8_0: this CPU has no ") + host_path_name(path) + " path");
     std::vector<float> dx(static_cast<size_t>(bpr));
     for (int64_t b = 0; b < bpr; ++b) dx[size_t(b)] = f16_to_f32(xq[b].d);
-    // Split rows over threads (CI has two cores) once a matrix is worth it; rows do not interact.
-    const int64_t parts = n * bpr < (int64_t(1) << 16) ? 1 : std::min<int64_t>(std::max(threads, 1), n);
+    if (threads <= 0) threads = int(std::min(16u, std::max(1u, std::thread::hardware_concurrency())));
+    // Split rows over threads once a matrix is worth it; rows do not interact.
+    const int64_t parts = n * bpr < (int64_t(1) << 16) ? 1 : std::min<int64_t>(threads, n);
+    std::function<void(int64_t, int64_t)> rows = [&](int64_t r0, int64_t r1) {
+        proj_rows(w, xq, dx.data(), y, r0, r1, bpr, order);
+    };
+#if defined(__x86_64__) && defined(__GNUC__)
+    // The AVX2 rows take the widths of the kernels (whole warps; a lane group is 8 threads).
+    std::vector<int16_t> x16;
+    const bool avx2 = order.width % 32 == 0 && order.width <= 128 &&
+                      (path == HostPath::avx2 || path == HostPath::avx512_vnni ||
+                       (path == HostPath::fastest && host_path_available(HostPath::avx2)));
+    if (avx2) {
+        x16.resize(size_t(bpr * QK8_0));
+        for (int64_t b = 0; b < bpr; ++b)
+            for (int j = 0; j < QK8_0; ++j) x16[size_t(b * QK8_0 + j)] = xq[b].qs[j];
+        rows = [&](int64_t r0, int64_t r1) { proj_rows_avx2(w, xq, x16.data(), dx.data(), y, r0, r1, bpr, order); };
+    }
+#endif
     std::vector<std::thread> others;
-    for (int64_t p = 1; p < parts; ++p)
-        others.emplace_back(proj_rows, w, xq, dx.data(), y, n * p / parts, n * (p + 1) / parts, bpr, std::cref(order));
-    proj_rows(w, xq, dx.data(), y, 0, n / parts, bpr, order);
+    for (int64_t p = 1; p < parts; ++p) others.emplace_back(rows, n * p / parts, n * (p + 1) / parts);
+    rows(0, n / parts);
     for (auto& t : others) t.join();
 }
 

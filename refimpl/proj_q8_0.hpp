@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "bitgate/formats.hpp"
+#include "host_path.hpp"
 
 namespace bitgate::ref {
 
@@ -19,9 +20,11 @@ struct ProjQ8Order {
 int32_t q8_0_sumi(const BlockQ8_0& w, const BlockQ8_0& x);
 
 // One matrix: y[r] for r in [0, n), from n rows of bpr weight blocks and bpr activation blocks.
-// Rows are independent; big matrices are split over `threads` threads (the bytes do not depend on it).
+// Rows are independent; big matrices are split over `threads` threads (0: one a core, at most 16),
+// and `path` (host_path.hpp) picks the instructions: neither changes a byte. A path this CPU lacks
+// is refused (std::invalid_argument).
 void proj_q8_0(const BlockQ8_0* w, const BlockQ8_0* xq, float* y, int64_t n, int64_t bpr, const ProjQ8Order& order,
-               int threads = 2);
+               int threads = 0, HostPath path = HostPath::fastest);
 
 // A whole variant: quantize x (k floats) with quantize_q8_0, then g matrices [g][n][k/32] -> y[g][n].
 // Per-call, hoisted and fused paths all reduce to this: they quantize the same bytes and project

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <limits>
 #include <set>
 #include <thread>
 #include <vector>
@@ -302,6 +304,56 @@ RC_GTEST_PROP(ProjQ8Model, V2WidthGivesV1Bytes, ()) {
         ref::proj_q8_0(w.data(), x.data(), yw.data(), n, bpr, {.width = width});
         RC_ASSERT(same_bytes(v1, yw));
     }
+}
+
+// Every SIMD path of the host model is the scalar definition's operations: byte for byte over
+// random blocks (-128 and 127 quants, subnormal, zero and -0 scales), every width and the mutants'
+// trees, bpr below, at and past multiples of 8, and any thread count. With infinite and NaN scales
+// the bytes match once NaNs are canonical, as the engine compares f32 outputs: x86 picks which
+// of two NaN operands a result carries by the instruction's operand order, which the compiler
+// chooses for scalar code.
+TEST(ProjQ8Model, SimdPathsEqualScalarPath) {
+    auto canonical = [](std::vector<float> v) {
+        for (float& x : v)
+            if (std::isnan(x)) x = std::numeric_limits<float>::quiet_NaN();
+        return v;
+    };
+    int compared = 0;
+    for (const auto path : {ref::HostPath::avx2, ref::HostPath::avx512_vnni, ref::HostPath::fastest}) {
+        if (!ref::host_path_available(path)) {
+            std::printf("[ NOTE     ] this CPU has no %s path: not compared\n", ref::host_path_name(path));
+            continue;
+        }
+        Rng rng(17);
+        for (int bpr : {1, 7, 8, 9, 28, 33, 112, 152, 157})
+            for (int width : {32, 64, 128})
+                for (const auto& tree : {proj_q8_0_tree, kAscending})
+                    for (bool nonfinite : {false, true}) {
+                        const int n = 37;
+                        auto w = random_blocks(rng, size_t(n) * bpr);
+                        auto x = random_blocks(rng, size_t(bpr));
+                        if (nonfinite) {
+                            w[size_t(rng.next() % w.size())].d = 0x7c00;  // +inf
+                            w[size_t(rng.next() % w.size())].d = 0xfe01;  // a NaN with a payload
+                            x[size_t(rng.next() % x.size())].d = 0xfc00;  // -inf
+                        }
+                        ref::ProjQ8Order order{.width = width};
+                        std::copy(tree, tree + 5, order.tree);
+                        std::vector<float> plain(n), fast(n, -1.0f);
+                        ref::proj_q8_0(w.data(), x.data(), plain.data(), n, bpr, order, 1, ref::HostPath::scalar);
+                        for (int threads : {1, 3}) {
+                            ref::proj_q8_0(w.data(), x.data(), fast.data(), n, bpr, order, threads, path);
+                            if (nonfinite)
+                                ASSERT_TRUE(same_bytes(canonical(fast), canonical(plain)))
+                                    << ref::host_path_name(path) << " bpr " << bpr << " width " << width;
+                            else
+                                ASSERT_TRUE(same_bytes(fast, plain))
+                                    << ref::host_path_name(path) << " bpr " << bpr << " width " << width;
+                            ++compared;
+                        }
+                    }
+    }
+    EXPECT_GT(compared, 0);
 }
 
 // ------------------------------------------------------------------------------------------
