@@ -12,6 +12,7 @@
 #include "bitgate/formats.hpp"
 #include "bitgate/inputs.hpp"
 #include "errors.hpp"
+#include "fma_clones.hpp"
 #include "weights.hpp"
 
 namespace bitgate::model {
@@ -31,7 +32,7 @@ bool ends_with(std::string_view s, std::string_view tail) {
 // One Q8_0 row of `nb` blocks. Values before quantization are Irwin-Hall sums of four 12-bit
 // uniforms (bell-shaped, integer), then scaled so the block's largest magnitude is 127, rounding
 // half away from zero, as llama.cpp's quantize_row_q8_0 does with its roundf.
-void q8_row(const Stream& s, uint64_t row, uint64_t nb, BlockQ8_0* out) {
+BITGATE_SIMD_CLONES void q8_row(const Stream& s, uint64_t row, uint64_t nb, BlockQ8_0* out) {
     const uint64_t hr = s.bits(row, 3);
     const uint32_t row_exp = 5 + static_cast<uint32_t>(hr % 3);  // f16 exponent 5..7: 2^-10 .. 2^-8
     for (uint64_t k = 0; k < nb; ++k) {
@@ -39,20 +40,24 @@ void q8_row(const Stream& s, uint64_t row, uint64_t nb, BlockQ8_0* out) {
         const uint64_t hb = s.bits(b, 1);
         BlockQ8_0 blk;
         blk.d = static_cast<uint16_t>(((row_exp + hb % 2) << 10) | ((hb >> 8) & 0x3ffu));
-        int32_t v[QK8_0];
-        int32_t amax = 0;
+        // Loops of a fixed 32 without branches: the compiler vectorizes them (hashes included).
+        int32_t v[QK8_0], mag[QK8_0];
         for (int j = 0; j < QK8_0; ++j) {
-            const uint64_t h = s.bits(b * QK8_0 + j);
+            const uint64_t h = s.bits(b * QK8_0 + uint64_t(j));
             int32_t sum = 0;
             for (int f = 0; f < 4; ++f) sum += static_cast<int32_t>((h >> (12 * f)) & 0xfffu) - 2048;
             v[j] = sum;
-            amax = std::max(amax, sum < 0 ? -sum : sum);
+            mag[j] = sum < 0 ? -sum : sum;
         }
+        int32_t amax = 0;
+        for (int j = 0; j < QK8_0; ++j) amax = std::max(amax, mag[j]);
+        const double divisor = quantize_divisor(amax);
+        int32_t q[QK8_0];
         for (int j = 0; j < QK8_0; ++j) {
-            const int32_t a = v[j] < 0 ? -v[j] : v[j];
-            const int32_t q = amax ? (2 * 127 * a + amax) / (2 * amax) : 0;
-            blk.qs[j] = static_cast<int8_t>(v[j] < 0 ? -q : q);
+            const int32_t m = quantized_magnitude(mag[j], amax, divisor);
+            q[j] = v[j] < 0 ? -m : m;
         }
+        for (int j = 0; j < QK8_0; ++j) blk.qs[j] = static_cast<int8_t>(q[j]);
         std::memcpy(out + k, &blk, sizeof blk);
     }
 }

@@ -65,6 +65,16 @@ Model synth(std::string_view preset, uint64_t seed);   // in memory
 // The same for any qwen2 dimensions (n_embd and n_ff multiples of 32, n_vocab >= 259); `name`
 // goes into general.name. Tests use it for models smaller than "tiny".
 Model synth(const Hparams& hp, uint64_t seed, std::string_view name);
+// round(127 a / amax) with halves away from zero, for 0 <= a <= amax <= 8192 (amax 0 gives 0): the
+// integer quotient (254 a + amax) / (2 amax), taken as the truncated double quotient so that it
+// vectorizes. That is exact: the numerator is below 2^21 and the divisor at most 2^14, so a
+// quotient that is an integer is exact in double, and any other lies at least 2^-14 from the
+// integers while the division's error is below 2^8 * 2^-53 (tests check every pair anyway).
+// `divisor` is quantize_divisor(amax), apart so that a loop computes it once.
+inline double quantize_divisor(int32_t amax) { return amax ? 2.0 * double(amax) : 1.0; }  // amax 0: 0 / 1
+inline int32_t quantized_magnitude(int32_t a, int32_t amax, double divisor) {
+    return static_cast<int32_t>(double(254 * a + amax) / divisor);
+}
 // The same bytes as synth(preset, seed).tensors[i], written into `out` (size dtype_bytes).
 void synth_tensor(const TensorDesc& t, uint64_t seed, std::span<uint8_t> out);
 // The metadata synth() puts in Model::meta: general.name and a byte-level BPE tokenizer.

@@ -104,6 +104,21 @@ TEST(ModelSynth, DeterministicAndSeeded) {
     expect_bad([&] { (void)a.at("blk.2.ffn_up.weight"); }, "model", "missing tensor 'blk.2.ffn_up.weight'");
 }
 
+// The synthetic quantizer's double quotient is the integer rounding it stands for, on every
+// (magnitude, block maximum) a block can have.
+TEST(ModelSynth, QuantizedMagnitudeIsTheIntegerRounding) {
+    int64_t pairs = 0;
+    for (int32_t amax = 1; amax <= 8192; ++amax)
+        for (int32_t a = 0; a <= amax; ++a) {
+            ASSERT_EQ(quantized_magnitude(a, amax, quantize_divisor(amax)), (2 * 127 * a + amax) / (2 * amax)) << a << " / " << amax;
+            ++pairs;
+        }
+    EXPECT_EQ(pairs, int64_t(8192) * 8195 / 2);
+    EXPECT_EQ(quantized_magnitude(0, 0, quantize_divisor(0)), 0);
+    EXPECT_EQ(quantized_magnitude(1, 2, quantize_divisor(2)), 64);  // 63.5 rounds away from zero
+    EXPECT_EQ(quantized_magnitude(8192, 8192, quantize_divisor(8192)), 127);
+}
+
 // What the weights promise: every Q8_0 block quantized like llama.cpp does (largest |q| = 127,
 // no -128), scales d in [2^-10, 2^-6) that vary within a row and between rows, q bell-shaped
 // (kurtosis near a normal's 3, far from a uniform's 1.8); norms in 1 +- 0.1; biases within 1/16.
