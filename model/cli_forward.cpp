@@ -35,7 +35,8 @@ struct Source {
 struct RunArgs {
     Source src;
     int64_t prompt = 16, decode = 0;
-    std::string tokens, path = "fast", out, expect_md5, a = "baseline", b = "fast", out_a, out_b;
+    std::string tokens, path = "fast", out, expect_md5, a = "baseline", b = "fast", out_a, out_b,
+        host_path = "fastest";
     bool device = false, host = false;
     int sm_count = 0;
     uint64_t token_seed = 7;
@@ -53,11 +54,22 @@ void add_run_options(CLI::App* c, RunArgs& a, bool with_place) {
     c->add_option("--decode", a.decode, "Tokens decoded one at a time after the prompt (default 0)");
     c->add_option("--tokens", a.tokens, "Token ids (whitespace-separated text); default: from --token-seed");
     c->add_option("--token-seed", a.token_seed, "Seed of the default tokens (default 7)");
+    c->add_option("--host-path", a.host_path,
+                  "Host runs: fastest, scalar, avx2 or avx512_vnni (the host models' instructions; same bytes)");
     if (with_place) {
         c->add_flag("--device", a.device, "Run on the GPU (the default when one is usable)");
         c->add_flag("--host", a.host, "Run the host models");
         c->add_option("--sm-count", a.sm_count, "Device: dispatch as if the card had this many SMs");
     }
+}
+
+// --host-path: a name host_path.hpp knows, and a path this CPU has.
+ref::HostPath host_path_option(const RunArgs& a) {
+    ref::HostPath p;
+    if (!ref::host_path_from_name(a.host_path, p))
+        throw BadInput("--host-path '" + a.host_path + "': unknown (fastest, scalar, avx2, avx512_vnni)");
+    if (!ref::host_path_available(p)) throw BadInput("--host-path " + a.host_path + ": this CPU does not have it");
+    return p;
 }
 
 // The arguments a run needs checked before anything is sized from them (the KV caches, the token
@@ -72,6 +84,7 @@ void check_run_args(const RunArgs& a, const Model& m) {
         throw BadInput("--prompt " + std::to_string(a.prompt) + " + --decode " + std::to_string(a.decode) + " exceeds the " +
                        std::to_string(kMaxPositions) + " positions rope's table is proven for (docs/rope.md)");
     if (a.sm_count < 0) throw BadInput("--sm-count " + std::to_string(a.sm_count) + ": must be positive (0: the card's own)");
+    (void)host_path_option(a);
 }
 
 // --expect-md5 as md5sum spells it: 32 hex digits (either case), kept in lower case.
@@ -113,7 +126,9 @@ std::unique_ptr<Runner> runner_for(const Model& m, const RunArgs& a, const std::
         if (!path_info(path).device) throw BadInput("path " + path + " runs on the host only");
         return make_device_runner(m, path, ctx, DeviceOptions{a.sm_count});
     }
-    return make_host_runner(m, path, ctx);
+    HostOptions opt;
+    opt.host_path = host_path_option(a);
+    return make_host_runner(m, path, ctx, opt);
 }
 
 // The files a run reads: an output must never replace one of them.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "graph.hpp"
+#include "host_path.hpp"
 #include "weights.hpp"
 
 namespace bitgate::model {
@@ -63,6 +64,9 @@ struct HostOptions {
     // The reference path's dequantized f32 weights are kept up to this many bytes (a 7B model's
     // f32 copy is 30 GB); past it, each use dequantizes into one scratch buffer. Same bytes.
     size_t dequantized_cache_bytes = size_t(6) << 30;
+    // The instructions of the host models that have several (refimpl/host_path.hpp): the time
+    // changes, never a byte.
+    ref::HostPath host_path = ref::HostPath::fastest;
 };
 std::unique_ptr<Runner> make_host_runner(const Model& m, const std::string& path, int64_t ctx,
                                          const HostOptions& opt = {});

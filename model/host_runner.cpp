@@ -145,13 +145,15 @@ private:
                 ref::quantize_pad40_t(f(s.in[0]), s.n, s.k, as<uint8_t>(s.out[0]), as<uint32_t>(s.out[1]));
                 break;
             case Op::mmq:
-                ref::mmq_q8_0(as<uint8_t>(s.in[0]), as<uint32_t>(s.in[1]), wq(s.in[2]), f(s.out[0]), s.n, s.rows, s.k);
+                ref::mmq_q8_0(as<uint8_t>(s.in[0]), as<uint32_t>(s.in[1]), wq(s.in[2]), f(s.out[0]), s.n, s.rows, s.k,
+                              ref::MmqOrder::ascending, opt_.host_path);
                 break;
             case Op::mmq_add: {
                 // The GEMM into a scratch plane, then y = sum + a: the epilogue's one rounding, the
                 // bias broadcast over tokens or the residual (which may be y itself).
                 std::vector<float> sum(static_cast<size_t>(s.n * s.rows));
-                ref::mmq_q8_0(as<uint8_t>(s.in[0]), as<uint32_t>(s.in[1]), wq(s.in[2]), sum.data(), s.n, s.rows, s.k);
+                ref::mmq_q8_0(as<uint8_t>(s.in[0]), as<uint32_t>(s.in[1]), wq(s.in[2]), sum.data(), s.n, s.rows, s.k,
+                              ref::MmqOrder::ascending, opt_.host_path);
                 if (is_act(s.in[3]))
                     ref::add_f32(sum.data(), f(s.in[3]), f(s.out[0]), s.n * s.rows);
                 else
@@ -162,14 +164,16 @@ private:
             case Op::proj_q8_0: {
                 ref::ProjQ8Order order;
                 order.width = proj_q8_0_v2_width(s.k / QK8_0);  // both paths project with v2
-                ref::proj_q8_0(wq(s.in[1]), as<BlockQ8_0>(s.in[0]), f(s.out[0]), s.rows, s.k / QK8_0, order);
+                ref::proj_q8_0(wq(s.in[1]), as<BlockQ8_0>(s.in[0]), f(s.out[0]), s.rows, s.k / QK8_0, order, 0,
+                               opt_.host_path);
                 break;
             }
             case Op::proj_q8_0_pair: {  // fused2: the two projections, each in v2's order
                 ref::ProjQ8Order order;
                 order.width = proj_q8_0_v2_width(s.k / QK8_0);
                 for (int i = 0; i < 2; ++i)
-                    ref::proj_q8_0(wq(s.in[1 + i]), as<BlockQ8_0>(s.in[0]), f(s.out[i]), s.rows, s.k / QK8_0, order);
+                    ref::proj_q8_0(wq(s.in[1 + i]), as<BlockQ8_0>(s.in[0]), f(s.out[i]), s.rows, s.k / QK8_0, order, 0,
+                                   opt_.host_path);
                 break;
             }
             case Op::proj_q8_0_add: {
@@ -178,7 +182,8 @@ private:
                 ref::ProjQ8Order order;
                 order.width = proj_q8_0_v2_width(s.k / QK8_0);
                 std::vector<float> sum(static_cast<size_t>(s.rows));
-                ref::proj_q8_0(wq(s.in[1]), as<BlockQ8_0>(s.in[0]), sum.data(), s.rows, s.k / QK8_0, order);
+                ref::proj_q8_0(wq(s.in[1]), as<BlockQ8_0>(s.in[0]), sum.data(), s.rows, s.k / QK8_0, order, 0,
+                               opt_.host_path);
                 const float* a = is_act(s.in[2]) ? f(s.in[2]) : wf(s.in[2]);
                 ref::add_f32(sum.data(), a, f(s.out[0]), s.rows);
                 break;
@@ -205,7 +210,7 @@ private:
             }
             case Op::attention:
                 ref::attention_f16kv(f(s.in[0]), f16_cache_.at(s.in[1]), f16_cache_.at(s.in[2]), s.n,
-                                     s.L, g.ctx, s.rows, s.h2, s.k, f(s.out[0]));
+                                     s.L, g.ctx, s.rows, s.h2, s.k, f(s.out[0]), opt_.host_path);
                 break;
             case Op::attention_f32:
                 attention_double(f(s.in[0]), f32_cache_.at(s.in[1]), f32_cache_.at(s.in[2]), s.n, s.L, g.ctx, s.rows,

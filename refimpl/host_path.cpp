@@ -29,4 +29,13 @@ const char* host_path_name(HostPath p) {
     return "?";
 }
 
+bool host_path_from_name(std::string_view name, HostPath& out) {
+    for (HostPath p : {HostPath::fastest, HostPath::scalar, HostPath::avx2, HostPath::avx512_vnni})
+        if (name == host_path_name(p)) {
+            out = p;
+            return true;
+        }
+    return false;
+}
+
 }  // namespace bitgate::ref

@@ -4,6 +4,7 @@
 // the time and never a byte. The tests hold every spelling the CPU has equal to `scalar`, byte
 // for byte. `fastest` takes the best one the CPU running it has.
 #pragma once
+#include <string_view>
 
 namespace bitgate::ref {
 
@@ -17,5 +18,7 @@ enum class HostPath {
 // Whether this CPU (and this build) can run `p`; `fastest` and `scalar` always can.
 bool host_path_available(HostPath p);
 const char* host_path_name(HostPath p);
+// The path named `name` (host_path_name's spelling); false for an unknown name.
+bool host_path_from_name(std::string_view name, HostPath& out);
 
 }  // namespace bitgate::ref

@@ -74,6 +74,18 @@ expect_one_line 2 "--prompt 513 \+ --decode 0 exceeds" -- "$bg" model predict --
 md5=$("${run[@]}" --prompt 2 | awk '/logits \(/ {print $1}')
 expect 0 "^$md5  logits" -- "${run[@]}" --prompt 2 --expect-md5 "${md5^^}"
 expect 1 "FAIL: md5 $md5, expected 0123456789abcdef0123456789abcdef" -- "${run[@]}" --prompt 2 --expect-md5 0123456789ABCDEF0123456789abcdef
+# The host models' instructions change the time, never the md5: every path this CPU has prints the
+# scalar definition's md5 (a prompt past one 64-token tile, so the prefill GEMM's panels and token
+# tiles both have ragged ends); a path it lacks, or an unknown name, is one line and exit 2.
+md5=$("${run[@]}" --prompt 70 --decode 3 --host-path scalar | awk '/logits \(/ {print $1}')
+for hp in fastest avx2 avx512_vnni; do
+    if "${run[@]}" --prompt 1 --host-path "$hp" >/dev/null 2>&1; then
+        expect 0 "^$md5  logits" -- "${run[@]}" --prompt 70 --decode 3 --host-path "$hp"
+    else
+        expect_one_line 2 "--host-path $hp: this CPU does not have it" -- "${run[@]}" --prompt 2 --host-path "$hp"
+    fi
+done
+expect_one_line 2 "--host-path 'neon': unknown \(fastest, scalar, avx2, avx512_vnni\)" -- "$bg" model predict --synthetic tiny --host-path neon
 # ab with one file for both outputs would compare the second run with itself.
 expect_one_line 2 "--out-a and --out-b name the same file" -- "$bg" model ab --synthetic tiny --seed 1 --host --prompt 2 \
     --out-a "$tmp/s.spkl" --out-b "$tmp/./s.spkl"
