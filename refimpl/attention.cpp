@@ -96,8 +96,8 @@ void attention_f16kv(const float* q, const uint16_t* k_cache, const uint16_t* v_
     const bool plain = path == HostPath::scalar;
     // Only the L valid positions are converted: the cache beyond them is never read. The fast
     // path keeps K transposed, rows of Lp (L rounded up to a block, zero-padded).
-    const int64_t Lp = (L + kBlock - 1) / kBlock * kBlock;
-    std::vector<float> k(static_cast<size_t>(n_kv_head * (plain ? L : Lp) * D)),
+    const int64_t Lp = (L + kBlock - 1) / kBlock * kBlock, k_rows = plain ? L : Lp;
+    std::vector<float> k(static_cast<size_t>(n_kv_head * k_rows * D)),
         v(static_cast<size_t>(n_kv_head * L * D));
     for (int64_t kvh = 0; kvh < n_kv_head; ++kvh)
         for (int64_t j = 0; j < L; ++j)
@@ -113,7 +113,7 @@ void attention_f16kv(const float* q, const uint16_t* k_cache, const uint16_t* v_
         std::vector<float> acc(static_cast<size_t>(D)), A(static_cast<size_t>(D)), s(static_cast<size_t>(kAttnSplit));
         for (int64_t it = first; it < items; it += step) {
             const int64_t kvh = it % n_kv_head, i = it / n_kv_head, n_keys = L - n_q + i + 1;
-            const float* kh = k.data() + kvh * (plain ? L : Lp) * D;
+            const float* kh = k.data() + kvh * k_rows * D;
             const float* vh = v.data() + kvh * L * D;
             for (int64_t g = 0; g < G; ++g) {
                 const int64_t h = kvh * G + g;
