@@ -31,12 +31,12 @@ std::vector<Bytes> make_inputs(const FamilySpec& f, const Shape& s, uint64_t see
     return in;
 }
 
-void canonicalize_nans(Bytes& f32) {
+void canonicalize_nans(uint8_t* f32, size_t bytes) {
     constexpr uint32_t canonical = 0x7fffffffu;
-    for (size_t i = 0; i + 4 <= f32.size(); i += 4) {
+    for (size_t i = 0; i + 4 <= bytes; i += 4) {
         uint32_t u;
-        std::memcpy(&u, f32.data() + i, 4);
-        if ((u & 0x7fffffffu) > 0x7f800000u) std::memcpy(f32.data() + i, &canonical, 4);
+        std::memcpy(&u, f32 + i, 4);
+        if ((u & 0x7fffffffu) > 0x7f800000u) std::memcpy(f32 + i, &canonical, 4);
     }
 }
 

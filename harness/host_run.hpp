@@ -24,7 +24,12 @@ std::vector<Bytes> make_inputs(const FamilySpec& f, const Shape& s, uint64_t see
 // the payload and sign of a NaN operand; CUDA's f32 arithmetic returns the canonical NaN
 // 0x7fffffff. run_model writes the NaNs of every f32 output this way (finite bytes never change),
 // so the payload-sensitive byte comparison holds the kernel to the device's NaN, not x86's.
-void canonicalize_nans(Bytes& f32);
+void canonicalize_nans(uint8_t* f32, size_t bytes);
+inline void canonicalize_nans(Bytes& f32) { canonicalize_nans(f32.data(), f32.size()); }
+// The same rule for a host model's output held as floats (the tests of its CPU paths).
+inline void canonicalize_nans(std::vector<float>& f32) {
+    canonicalize_nans(reinterpret_cast<uint8_t*>(f32.data()), f32.size() * sizeof(float));
+}
 // The seed of run C (new inputs at the same addresses).
 uint64_t reuse_seed(uint64_t seed);
 

@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <limits>
 #include <set>
 #include <thread>
 #include <vector>
@@ -20,6 +19,7 @@
 #include "bitgate/proj_q8_0_order.hpp"
 #include "bitgate/q8_words.hpp"
 #include "gpu.hpp"
+#include "host_run.hpp"
 #include "proj_q8_0.hpp"
 #include "quantize_q8_0.hpp"
 
@@ -314,8 +314,7 @@ RC_GTEST_PROP(ProjQ8Model, V2WidthGivesV1Bytes, ()) {
 // chooses for scalar code.
 TEST(ProjQ8Model, SimdPathsEqualScalarPath) {
     auto canonical = [](std::vector<float> v) {
-        for (float& x : v)
-            if (std::isnan(x)) x = std::numeric_limits<float>::quiet_NaN();
+        canonicalize_nans(v);
         return v;
     };
     int compared = 0;
