@@ -214,29 +214,38 @@ __global__ void __launch_bounds__(T, 512 / T)
     for (int g0 = 0; g0 < G; g0 += HC) {
         const int hc = min(HC, G - g0);
         __syncthreads();  // the previous pass's readers of the ring, sq and sp are done
-        // The pass's queries: with 128 threads (short caches, a block an SM at most) they are asked
-        // for before the first stages, so that they do not queue behind the copies, which gains
-        // 6% at 7B, L = 4096; with 64 threads, every block of a long cache resident at once, the
-        // same order lost 5% at L = 32768, so they follow the copies there (bench/RESULTS.md,
-        // 2026-12-05).
-        constexpr bool kQFirst = T == 128;
+        // The pass's queries, into sq. With 128 threads (short caches, a block an SM at most) they
+        // are asked for before the first stages, so that they do not queue behind the copies
+        // (6% at 7B, L = 4096 on an H200, 3% on an H100); with 64 threads, every block of a long
+        // cache resident at once, after them (first, they lost 5% at L = 32768). Where they follow
+        // the copies, head_dim 64 gathers a thread's words into registers before storing any
+        // (2% at 0.5B, L = 32768) and head_dim 128 stores each as it comes (the gathered form
+        // lost 1% at 7B, L = 32768): bench/RESULTS.md, 2026-12-05. No bit depends on the order.
+        constexpr bool kQFirst = T == 128, kGather = kQFirst || D == 64;
         constexpr int QPT = (HC * (D / 4) + T - 1) / T;  // 16-byte words of q a thread
-        float4 qv[QPT];
-        auto load_q = [&] {
-            BITGATE_UNROLL
-            for (int k = 0; k < QPT; ++k) {
-                const int i = t + k * T, g = i / (D / 4), w = i % (D / 4);
-                qv[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                if (g < hc) qv[k] = __ldg(reinterpret_cast<const float4*>(q + head_of<B>(kvh, g0 + g, G, n_kv_head) * D) + w);
-            }
+        auto q_word = [&](int i) {
+            const int g = i / (D / 4), w = i % (D / 4);
+            if (g >= hc) return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            return __ldg(reinterpret_cast<const float4*>(q + head_of<B>(kvh, g0 + g, G, n_kv_head) * D) + w);
         };
-        if constexpr (kQFirst) load_q();
+        float4 qv[QPT];
+        if constexpr (kQFirst) {
+            BITGATE_UNROLL
+            for (int k = 0; k < QPT; ++k) qv[k] = q_word(t + k * T);
+        }
         BITGATE_UNROLL
         for (int s = 0; s < kStageSlots; ++s) issue(s);
-        if constexpr (!kQFirst) load_q();
-        BITGATE_UNROLL
-        for (int k = 0; k < QPT; ++k)
-            if (t + k * T < HC * (D / 4)) reinterpret_cast<float4*>(sq)[t + k * T] = qv[k];
+        if constexpr (kGather) {
+            if constexpr (!kQFirst) {
+                BITGATE_UNROLL
+                for (int k = 0; k < QPT; ++k) qv[k] = q_word(t + k * T);
+            }
+            BITGATE_UNROLL
+            for (int k = 0; k < QPT; ++k)
+                if (t + k * T < HC * (D / 4)) reinterpret_cast<float4*>(sq)[t + k * T] = qv[k];
+        } else {
+            for (int i = t; i < HC * (D / 4); i += T) reinterpret_cast<float4*>(sq)[i] = q_word(i);
+        }
 
         float sc[KPT][HC];  // the scores of keys t + k T
         BITGATE_UNROLL
