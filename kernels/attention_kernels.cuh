@@ -216,12 +216,12 @@ __global__ void __launch_bounds__(T, 512 / T)
         __syncthreads();  // the previous pass's readers of the ring, sq and sp are done
         // The pass's queries, into sq. With 128 threads (short caches, a block an SM at most) they
         // are asked for before the first stages, so that they do not queue behind the copies
-        // (6% at 7B, L = 4096 on the H200, 3% on an H100); with 64 threads, every block of a long
+        // (3.5% at 7B, L = 4096 on the H200, 3% on an H100); with 64 threads, every block of a long
         // cache resident at once, after them (first, they lost 5% at L = 32768 on the H200).
         // Where they follow the copies, head_dim 64 gathers a thread's words into registers
-        // before storing any (2% at 0.5B, L = 32768, H100) and head_dim 128 stores each as it
+        // before storing any (2% at 0.5B, L = 32768, both cards) and head_dim 128 stores each as it
         // comes (gathered, 7B at L = 32768 lost 1% on an H100): bench/RESULTS.md, 2026-12-05,
-        // second and third. No bit depends on the order.
+        // second to fourth. No bit depends on the order.
         constexpr bool kQFirst = T == 128, kGather = kQFirst || D == 64;
         constexpr int QPT = (HC * (D / 4) + T - 1) / T;  // 16-byte words of q a thread
         auto q_word = [&](int i) {
