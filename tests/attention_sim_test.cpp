@@ -125,7 +125,7 @@ std::vector<float> decode(const Inputs& in, Pick pick = Pick::launcher) {
         });
     }
     if (n_split > 1) {
-        const k::CombineLaunch combine = k::combine_for<D, B>(n_split);
+        const k::CombineLaunch combine = k::combine_for<D, B>(n_split, in.KV);
         k::launch(int(in.H), D / k::kCombineDims, combine.threads, 0,
                   [&] { combine.kernel(part.data(), n_split, out.data()); });
     }
@@ -256,6 +256,10 @@ TEST(AttentionSim, CombineEqualsTheModelsFoldOverManyChunks) {
         k::launch(H, D / k::kCombineDims, k::kCombineThreads, 0,
                   [&] { k::decode_combine_kernel<D, k::Bug::none, true>(part.data(), n_split, got.data()); });
         EXPECT_TRUE(same(got, want)) << "unrolled, " << n_split << " splits: " << first_diff(got, want);
+        std::fill(got.begin(), got.end(), kPoison);
+        k::launch(H, D / k::kCombineDims, k::kCombineThreads, 0,
+                  [&] { k::decode_combine_kernel<D, k::Bug::none, true, true>(part.data(), n_split, got.data()); });
+        EXPECT_TRUE(same(got, want)) << "unrolled, warmed, " << n_split << " splits: " << first_diff(got, want);
         std::fill(got.begin(), got.end(), kPoison);
         k::launch(H, D / k::kCombineDims, k::kCombineThreads, 0,
                   [&] { k::decode_combine_kernel<D, k::Bug::none, false>(part.data(), n_split, got.data()); });
