@@ -182,6 +182,21 @@ __global__ void __launch_bounds__(T, 512 / T)
     const int kr = t / Geo::KW, kw = t % Geo::KW, vr = t / Geo::W, vw = t % Geo::W;
     const int kdst = kr * (Geo::KW * 16) + 16 * (kw ^ ((kr / Geo::RPL) % Geo::KW)), vdst = vr * (D * 2) + 16 * vw;
     const bool full = nk == kSplit;
+    // At head_dim 128 the copies mark the cache's lines evict-first in L2: the rows are read once,
+    // and left to the usual policy they push out lines still in use (7B, L = 32768, the pair 34.8
+    // us against 36.9 on an H100, 27.9-28.1 against 28.5-28.7 on the H200; L = 4096 9.8 against
+    // 10.3: bench/RESULTS.md, 2026-12-04, seventh, and 2026-12-05, fifth). Not at head_dim 64: no
+    // gain at 0.5B on the H200, and there nvcc 13.0 compiled the hinted V copy to an illegal
+    // instruction. Scheduling only: no bit depends on it.
+    constexpr bool kEvictFirst = D == 128;
+    uint64_t policy = 0;
+    if constexpr (kEvictFirst) policy = l2_evict_first_policy();
+    auto copy16 = [&](uint8_t* dst, const uint16_t* src) {
+        if constexpr (kEvictFirst)
+            cp_async16_evict_first(dst, src, policy);
+        else
+            cp_async16(dst, src);
+    };
     // Stage s into slot s % 2, then one commit group (empty past the last stage). In the last
     // split, rows past nk copy row nk - 1 (in bounds, never used).
     auto issue = [&](int s) {
@@ -193,12 +208,12 @@ __global__ void __launch_bounds__(T, 512 / T)
                     const uint16_t* const row0 = src + int64_t(r0) * D;
                     BITGATE_UNROLL
                     for (int k = 0; k < Geo::COPIES; ++k)
-                        cp_async16(dst + k * decltype(dstep)::value, row0 + k * decltype(rstep)::value * D);
+                        copy16(dst + k * decltype(dstep)::value, row0 + k * decltype(rstep)::value * D);
                 } else {
                     BITGATE_UNROLL
                     for (int k = 0; k < Geo::COPIES; ++k)
-                        cp_async16(dst + k * decltype(dstep)::value,
-                                   src + int64_t(min(r0 + k * decltype(rstep)::value, nk - 1)) * D);
+                        copy16(dst + k * decltype(dstep)::value,
+                               src + int64_t(min(r0 + k * decltype(rstep)::value, nk - 1)) * D);
                 }
             };
             if (s < Geo::KSTAGES)
