@@ -89,8 +89,9 @@ constexpr int kStageSlots = 2;     // the ring: one stage in flight while the ot
 // (bench/RESULTS.md, 2026-12-04, fifth), group 7, each alone, 128 threads against 64: head_dim 128,
 // 32 / 64 / 128 pairs 6.8 / 7.4 / 7.8 us against 8.5 / 9.0 / 9.2 (the pipelined kernel, which took
 // them before: 9.0 / 9.2 / 10.0); 160 / 188 / 219 / 256 pairs 10.1 / 10.2 / 10.7 / 10.7 against
-// 9.3 / 9.5 / 10.0 / 10.4; 1,024 pairs 31.6 against 24.4; head_dim 64 slower with 128 threads at
-// every length tried (so the pipelined kernel keeps the short caches there).
+// 9.3 / 9.5 / 10.0 / 10.4; 1,024 pairs 31.6 against 24.4 (held to 64 registers, so that all 1,024
+// blocks are resident, 44.0 against 37.0 for the pair on an H100: 2026-12-05, fifth); head_dim 64
+// slower with 128 threads at every length tried (so the pipelined kernel keeps the short caches there).
 inline int decode_split_threads(int64_t n_split, int64_t n_kv_head, int64_t head_dim) {
     return head_dim >= 128 && n_split * n_kv_head <= 128 ? 128 : 64;
 }
