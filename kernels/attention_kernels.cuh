@@ -183,18 +183,20 @@ __global__ void __launch_bounds__(T, 512 / T)
     const int kr = t / Geo::KW, kw = t % Geo::KW, vr = t / Geo::W, vw = t % Geo::W;
     const int kdst = kr * (Geo::KW * 16) + 16 * (kw ^ ((kr / Geo::RPL) % Geo::KW)), vdst = vr * (D * 2) + 16 * vw;
     const bool full = nk == kSplit;
-    // At head_dim 128 the copies mark the cache's lines evict-first in L2: the rows are read once,
-    // and left to the usual policy they push out lines still in use (7B, L = 32768, the pair 34.8
-    // us against 36.9 on an H100, 27.9-28.1 against 28.5-28.7 on the H200; L = 4096 9.8 against
-    // 10.3: bench/RESULTS.md, 2026-12-04, seventh, and 2026-12-05, fifth). Not at head_dim 64: no
-    // gain at 0.5B on the H200, and there nvcc 13.0 compiled the hinted V copy to an illegal
+    // At head_dim 128 the copies mark the cache's lines evict-first in L2 (the rows are read once,
+    // and left to the usual policy they push out lines still in use) and have L2 fetch whole
+    // 128-byte lines (a K stage copies 64 bytes of each row, the next stage the line's other
+    // half). On an H100, 7B, L = 32768, the pair took 36.9 us with neither, 34.8 with the policy,
+    // 33.8 with both; L = 16384 20.3, 19.6, 18.6 (bench/RESULTS.md, 2026-12-05, fifth; on the H200
+    // the policy alone gained 2%: 2026-12-04, seventh). Not at head_dim 64: the policy gained
+    // nothing at 0.5B on either card, and there nvcc 13.0 compiled the hinted V copy to an illegal
     // instruction. Scheduling only: no bit depends on it.
-    constexpr bool kEvictFirst = D == 128;
+    constexpr bool kStream = D == 128;
     uint64_t policy = 0;
-    if constexpr (kEvictFirst) policy = l2_evict_first_policy();
+    if constexpr (kStream) policy = l2_evict_first_policy();
     auto copy16 = [&](uint8_t* dst, const uint16_t* src) {
-        if constexpr (kEvictFirst)
-            cp_async16_evict_first(dst, src, policy);
+        if constexpr (kStream)
+            cp_async16_stream(dst, src, policy);
         else
             cp_async16(dst, src);
     };

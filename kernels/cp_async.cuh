@@ -15,14 +15,17 @@ __device__ __forceinline__ void cp_async16(void* dst, const void* src) {
                  "l"(src)
                  : "memory");
 }
-// An L2 policy that marks lines evict-first (streamed data read once), for cp_async16_evict_first.
+// An L2 policy that marks lines evict-first (streamed data read once), for cp_async16_stream.
 __device__ __forceinline__ uint64_t l2_evict_first_policy() {
     uint64_t policy;
     asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
     return policy;
 }
-__device__ __forceinline__ void cp_async16_evict_first(void* dst, const void* src, uint64_t policy) {
-    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(
+// cp_async16 for data read once, in pieces smaller than a line: the line is kept under `policy`
+// (l2_evict_first_policy) and L2 fetches all 128 bytes of it, so a later copy of its other
+// bytes finds them there.
+__device__ __forceinline__ void cp_async16_stream(void* dst, const void* src, uint64_t policy) {
+    asm volatile("cp.async.cg.shared.global.L2::cache_hint.L2::128B [%0], [%1], 16, %2;" ::"r"(
                      uint32_t(__cvta_generic_to_shared(dst))),
                  "l"(src), "l"(policy)
                  : "memory");
@@ -36,7 +39,7 @@ __device__ __forceinline__ void cp_async_wait() {
 #else
 inline void cp_async16(void* dst, const void* src) { std::memcpy(dst, src, 16); }
 inline uint64_t l2_evict_first_policy() { return 0; }
-inline void cp_async16_evict_first(void* dst, const void* src, uint64_t) { std::memcpy(dst, src, 16); }
+inline void cp_async16_stream(void* dst, const void* src, uint64_t) { std::memcpy(dst, src, 16); }
 inline void cp_async_commit() {}
 template <int N>
 inline void cp_async_wait() {}
