@@ -190,7 +190,8 @@ __global__ void __launch_bounds__(T, 512 / T)
     // 33.8 with both; L = 16384 20.3, 19.6, 18.6 (bench/RESULTS.md, 2026-12-05, fifth; on the H200
     // the policy alone gained 2%: 2026-12-04, seventh). Not at head_dim 64: the policy gained
     // nothing at 0.5B on either card, and there nvcc 13.0 compiled the hinted V copy to an illegal
-    // instruction. Scheduling only: no bit depends on it.
+    // instruction; there the copies only fetch whole lines (0.5B, L = 32768: 14.5-14.6 us against
+    // 15.0 on an H100, bench/RESULTS.md 2026-12-05, fifth). Scheduling only: no bit depends on it.
     constexpr bool kStream = D == 128;
     uint64_t policy = 0;
     if constexpr (kStream) policy = l2_evict_first_policy();
@@ -198,7 +199,7 @@ __global__ void __launch_bounds__(T, 512 / T)
         if constexpr (kStream)
             cp_async16_stream(dst, src, policy);
         else
-            cp_async16(dst, src);
+            cp_async16_line(dst, src);
     };
     // Stage s into slot s % 2, then one commit group (empty past the last stage). In the last
     // split, rows past nk copy row nk - 1 (in bounds, never used).

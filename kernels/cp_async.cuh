@@ -15,6 +15,13 @@ __device__ __forceinline__ void cp_async16(void* dst, const void* src) {
                  "l"(src)
                  : "memory");
 }
+// cp_async16 for pieces smaller than a line whose other bytes a later copy reads: L2 fetches all
+// 128 bytes of the line.
+__device__ __forceinline__ void cp_async16_line(void* dst, const void* src) {
+    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;" ::"r"(uint32_t(__cvta_generic_to_shared(dst))),
+                 "l"(src)
+                 : "memory");
+}
 // An L2 policy that marks lines evict-first (streamed data read once), for cp_async16_stream.
 __device__ __forceinline__ uint64_t l2_evict_first_policy() {
     uint64_t policy;
@@ -39,6 +46,7 @@ __device__ __forceinline__ void cp_async_wait() {
 #else
 inline void cp_async16(void* dst, const void* src) { std::memcpy(dst, src, 16); }
 inline uint64_t l2_evict_first_policy() { return 0; }
+inline void cp_async16_line(void* dst, const void* src) { std::memcpy(dst, src, 16); }
 inline void cp_async16_stream(void* dst, const void* src, uint64_t) { std::memcpy(dst, src, 16); }
 inline void cp_async_commit() {}
 template <int N>
