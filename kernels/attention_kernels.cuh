@@ -187,11 +187,13 @@ __global__ void __launch_bounds__(T, 512 / T)
     // and left to the usual policy they push out lines still in use) and have L2 fetch whole
     // 128-byte lines (a K stage copies 64 bytes of each row, the next stage the line's other
     // half). On an H100, 7B, L = 32768, the pair took 36.9 us with neither, 34.8 with the policy,
-    // 33.8 with both; L = 16384 20.3, 19.6, 18.6 (bench/RESULTS.md, 2026-12-05, fifth; on the H200
-    // the policy alone gained 2%: 2026-12-04, seventh). Not at head_dim 64: the policy gained
-    // nothing at 0.5B on either card, and there nvcc 13.0 compiled the hinted V copy to an illegal
-    // instruction; there the copies only fetch whole lines (0.5B, L = 32768: 14.5-14.6 us against
-    // 15.0 on an H100, bench/RESULTS.md 2026-12-05, fifth). Scheduling only: no bit depends on it.
+    // 33.8 with both; L = 16384 20.3, 19.6, 18.6 (bench/RESULTS.md, 2026-12-05, fifth); on the H200
+    // both took it from 28.7 to 28.1 us (2026-12-05, sixth). Half the line (64 bytes) or twice it
+    // on the first K stage, and the V rows prefetched into L2 early, were slower (sixth). Not at
+    // head_dim 64: the policy gained nothing at 0.5B on either card, and there nvcc 13.0 compiled
+    // the hinted V copy to an illegal instruction; there the copies only fetch whole lines (0.5B,
+    // L = 32768: 14.5-14.6 us against 15.0 on an H100, bench/RESULTS.md 2026-12-05, fifth; 14.0
+    // against 15.1 on the H200, sixth). Scheduling only: no bit depends on it.
     constexpr bool kStream = D == 128;
     uint64_t policy = 0;
     if constexpr (kStream) policy = l2_evict_first_policy();
