@@ -621,7 +621,10 @@ __global__ void __launch_bounds__(kPipeThreads)
 // last blocks. Splits come in chunks of 256: their m, l and acc go to shared memory (many loads in
 // flight), the prefix max gives each split its M' and M, so both exp_det weights of every split
 // are computed in parallel; 32 threads then run the fold, one fma per split and dim.
-template <int D, Bug B, bool Unrolled, bool Warm = false>
+// How the unrolled combine warms its fold's code before it waits for the split kernel (below).
+enum class Warm { none, pass, fold };
+
+template <int D, Bug B, bool Unrolled, Warm W = Warm::none>
 __global__ void __launch_bounds__(kCombineThreads)
     decode_combine_kernel(const float* __restrict__ part, int n_split, float* __restrict__ out) {
     __shared__ float s_scan[kCombineThreads], s_l[kCombineThreads], s_wa[kCombineThreads], s_wb[kCombineThreads];
@@ -629,13 +632,15 @@ __global__ void __launch_bounds__(kCombineThreads)
     const int t = threadIdx.x, h = blockIdx.x, d0 = blockIdx.y * kCombineDims;
     const float* ph = part + int64_t(h) * n_split * (D + kPartPad);
     // The unrolled fold is 256 steps of straight code, and run once an SM it stalls on fetching
-    // its instructions (1.8 us against 0.64 warm). So the Warm kernel first runs one chunk on
+    // its instructions (1.8 us against 0.64 warm). So a warmed kernel first runs one chunk on
     // zeros, through the same code, while the split kernel still runs (it is launched as a
     // dependent, and this pass comes before its wait); the pass reads nothing from global memory
-    // and writes only shared memory. It pays where the split kernel leaves room for the combine's
-    // blocks from the start (combine_for), and no bit depends on it. `warm` is a constant false
-    // outside the Warm kernel's loop, so the other kernels compile to the code they had before
-    // (the same PTX; run inside the loop, the 7B combine measured 2.6 us slower).
+    // and writes only shared memory. Warm::pass runs the whole pass (the prefix max and the
+    // weights' exp_det too), Warm::fold only the fold, on zero weights: the first pays where the
+    // split kernel leaves room for the combine's blocks from the start, the second where it does
+    // not (combine_for). No bit depends on either. `warm` is a constant false outside the warmed
+    // kernels' loop, so the other kernels compile to the code they had before (the same PTX; run
+    // inside the loop, the 7B combine measured 2.6 us slower).
     auto fold_pass = [&](const bool warm) {
         if (!warm) wait_then_allow_dependents();  // part is complete after this
         const int last = warm ? kCombineThreads : B == Bug::skip_last_split ? n_split - 1 : n_split;
@@ -663,19 +668,23 @@ __global__ void __launch_bounds__(kCombineThreads)
             }
             s_l[t] = l;
             s_scan[t] = (t == 0 && base > 0) ? max_of(M, m) : m;
+            const bool fold_only = W == Warm::fold && warm;
+            if (fold_only) s_wa[t] = s_wb[t] = 0.0f;
             __syncthreads();
-            for (int off = 1; off < kCombineThreads; off <<= 1) {  // inclusive prefix max
-                const float y = t >= off ? s_scan[t - off] : -INFINITY;
-                __syncthreads();
-                s_scan[t] = max_of(s_scan[t], y);
+            if (!fold_only) {
+                for (int off = 1; off < kCombineThreads; off <<= 1) {  // inclusive prefix max
+                    const float y = t >= off ? s_scan[t - off] : -INFINITY;
+                    __syncthreads();
+                    s_scan[t] = max_of(s_scan[t], y);
+                    __syncthreads();
+                }
+                if (t < nc) {
+                    const float Mn = s_scan[t], Mo = t == 0 ? M : s_scan[t - 1];
+                    s_wa[t] = exp_det(Mo - Mn);
+                    s_wb[t] = exp_det(m - Mn);
+                }
                 __syncthreads();
             }
-            if (t < nc) {
-                const float Mn = s_scan[t], Mo = t == 0 ? M : s_scan[t - 1];
-                s_wa[t] = exp_det(Mo - Mn);
-                s_wb[t] = exp_det(m - Mn);
-            }
-            __syncthreads();
             if (t < kCombineDims) {
                 const float* acc = reinterpret_cast<const float*>(&s_acc[0][0]);
                 int i = 0;
@@ -724,7 +733,7 @@ __global__ void __launch_bounds__(kCombineThreads)
         }
         if (t < kCombineDims && !warm) out[int64_t(h) * D + d0 + t] = A / Ls;
     };
-    if constexpr (Unrolled && Warm) {
+    if constexpr (Unrolled && W != Warm::none) {
         BITGATE_NO_UNROLL
         for (int pass = 0; pass < 2; ++pass) fold_pass(pass == 0);
     } else {
@@ -785,18 +794,20 @@ struct CombineLaunch {
     void (*kernel)(const float*, int, float*);
     int threads;
 };
-// The unrolled kernel warms its fold's code first where the split kernel has at most 512
-// (split, kv head) pairs, about 4 blocks an SM, so that the combine's blocks find room at once:
-// 0.5B at L = 32768 (512 pairs) 14.84-14.91 us against 15.61-15.62 for the pair, where at the 7B
-// shape (1,024 pairs, every SM full until its split blocks end) the warm pass starts late and
-// cost 0.55 us (H100, bench/RESULTS.md, 2026-12-05, fourth).
+// The unrolled kernel warms its fold's code first. Where the split kernel has at most 512
+// (split, kv head) pairs, about 4 blocks an SM, the combine's blocks find room at once and warm
+// the whole pass: 0.5B at L = 32768 (512 pairs) 14.84-14.91 us against 15.61-15.62 for the pair
+// (H100, bench/RESULTS.md, 2026-12-05, fourth), and 14.50-14.57 against 14.63-14.64 with the
+// fold alone warmed (sixth). With more pairs (the 7B shape at L = 32768: 1,024, every SM full
+// until its split blocks end) the whole warm pass started late and cost 0.55 us (fourth), while
+// the fold alone gains 0.55 us: 32.51-32.59 against 33.07-33.15 (H100, sixth).
 constexpr int kCombineWarmPairs = 512;
 template <int D, Bug B>
 constexpr CombineLaunch combine_for(int n_split, int64_t n_kv_head) {
     if (n_split <= kCombineWarpSplits) return {decode_combine_warp_kernel<D, B>, 32};
     if (n_split < kCombineThreads) return {decode_combine_kernel<D, B, false>, kCombineThreads};
-    return {n_split * n_kv_head <= kCombineWarmPairs ? decode_combine_kernel<D, B, true, true>
-                                                     : decode_combine_kernel<D, B, true>,
+    return {n_split * n_kv_head <= kCombineWarmPairs ? decode_combine_kernel<D, B, true, Warm::pass>
+                                                     : decode_combine_kernel<D, B, true, Warm::fold>,
             kCombineThreads};
 }
 

@@ -257,9 +257,15 @@ TEST(AttentionSim, CombineEqualsTheModelsFoldOverManyChunks) {
                   [&] { k::decode_combine_kernel<D, k::Bug::none, true>(part.data(), n_split, got.data()); });
         EXPECT_TRUE(same(got, want)) << "unrolled, " << n_split << " splits: " << first_diff(got, want);
         std::fill(got.begin(), got.end(), kPoison);
-        k::launch(H, D / k::kCombineDims, k::kCombineThreads, 0,
-                  [&] { k::decode_combine_kernel<D, k::Bug::none, true, true>(part.data(), n_split, got.data()); });
-        EXPECT_TRUE(same(got, want)) << "unrolled, warmed, " << n_split << " splits: " << first_diff(got, want);
+        k::launch(H, D / k::kCombineDims, k::kCombineThreads, 0, [&] {
+            k::decode_combine_kernel<D, k::Bug::none, true, k::Warm::pass>(part.data(), n_split, got.data());
+        });
+        EXPECT_TRUE(same(got, want)) << "unrolled, whole pass warmed, " << n_split << " splits: " << first_diff(got, want);
+        std::fill(got.begin(), got.end(), kPoison);
+        k::launch(H, D / k::kCombineDims, k::kCombineThreads, 0, [&] {
+            k::decode_combine_kernel<D, k::Bug::none, true, k::Warm::fold>(part.data(), n_split, got.data());
+        });
+        EXPECT_TRUE(same(got, want)) << "unrolled, fold warmed, " << n_split << " splits: " << first_diff(got, want);
         std::fill(got.begin(), got.end(), kPoison);
         k::launch(H, D / k::kCombineDims, k::kCombineThreads, 0,
                   [&] { k::decode_combine_kernel<D, k::Bug::none, false>(part.data(), n_split, got.data()); });
