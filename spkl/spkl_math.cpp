@@ -5,6 +5,14 @@
 #include <cstring>
 #include <limits>
 
+// The row loops are built for AVX-512, AVX2 and the baseline, the best picked at load time; not
+// under ThreadSanitizer, whose runtime is not up when the loader runs the clones' resolvers.
+#if defined(__SANITIZE_THREAD__)
+#define BITGATE_SPKL_CLONES
+#else
+#define BITGATE_SPKL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+
 namespace bitgate::spkl {
 namespace {
 
@@ -119,7 +127,7 @@ double det_log(double x) {
     return ed * kLn2Hi + (logm + ed * kLn2Lo);
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
+BITGATE_SPKL_CLONES
 RowMax row_max(const float* x, size_t n) {
     RowMax out;
     const float ninf = -std::numeric_limits<float>::infinity();
@@ -152,7 +160,7 @@ RowMax row_max(const float* x, size_t n) {
     return out;
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
+BITGATE_SPKL_CLONES
 RowSums row_sums(const float* a, const float* b, size_t n, float a_shift, float b_shift) {
     const v8d zero = {};
     const v8d va = zero + static_cast<double>(a_shift);
