@@ -627,6 +627,7 @@ enum class Warm { none, pass, fold };
 template <int D, Bug B, bool Unrolled, Warm W = Warm::none>
 __global__ void __launch_bounds__(kCombineThreads)
     decode_combine_kernel(const float* __restrict__ part, int n_split, float* __restrict__ out) {
+    static_assert(!Unrolled || W != Warm::none, "every unrolled combine warms (combine_for)");
     __shared__ float s_scan[kCombineThreads], s_l[kCombineThreads], s_wa[kCombineThreads], s_wb[kCombineThreads];
     __shared__ float4 s_acc[kCombineThreads][kCombineDims / 4];
     const int t = threadIdx.x, h = blockIdx.x, d0 = blockIdx.y * kCombineDims;
