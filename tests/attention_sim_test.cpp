@@ -224,8 +224,8 @@ TEST(AttentionSim, CombineEqualsTheModelsFoldOverManyChunks) {
     // The combine alone, every kernel, on split results made up here, against ref::attention_fold:
     // in the unrolled kernel (warmed by its whole pass or by its fold alone) a chunk of 256
     // splits runs the fold fully unrolled, a shorter one the loop, and a full chunk after the
-    // first folds its split 0 like the others; the warp kernel up to 32 splits. Maxima rise, fall and repeat (ties), and some sit more than 104 below
-    // (weights of exactly 0 and 1).
+    // first folds its split 0 like the others; the warp kernel up to 32 splits. Maxima rise,
+    // fall and repeat (ties), and some sit more than 104 below (weights of exactly 0 and 1).
     constexpr int D = 64, H = 2;
     for (const int n_split : {2, 3, 17, 31, 32, 255, 256, 257, 300, 512, 513, 777}) {
         std::vector<float> part(size_t(H) * n_split * (D + k::kPartPad));
