@@ -5,6 +5,7 @@
 
 #include "bitgate/f16.hpp"
 #include "bitgate/spec.hpp"
+#include "q8_rint.hpp"
 #include "quantize_q8_0.cuh"
 #include "quantize_q8_0.hpp"
 
@@ -21,7 +22,7 @@ void rintf_model(const Shape& s, const HostIo& io) {
         for (int j = 0; j < QK8_0; ++j) amax = std::fmax(amax, std::fabs(x[b * QK8_0 + j]));
         const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
         y[b].d = f32_to_f16_rn(d);
-        for (int j = 0; j < QK8_0; ++j) y[b].qs[j] = static_cast<int8_t>(std::rint(x[b * QK8_0 + j] * id));
+        for (int j = 0; j < QK8_0; ++j) y[b].qs[j] = mutants::q8_rintf(x[b * QK8_0 + j] * id);
     }
 }
 
