@@ -73,7 +73,9 @@ bool each_path(const char* what, const std::vector<HostPath>& ps, size_t out_flo
 int main() {
     bool ok = true;
     char what[96];
-    for (auto [n, N, K] : {std::tuple<int64_t, int64_t, int64_t>{512, 3584, 3584}, {512, 18944, 3584}, {512, 3584, 18944}}) {
+    // Shapes unpacked by hand, not as structured bindings: the lambdas below capture them (clang 14).
+    for (const auto& shape : {std::tuple<int64_t, int64_t, int64_t>{512, 3584, 3584}, {512, 18944, 3584}, {512, 3584, 18944}}) {
+        const int64_t n = std::get<0>(shape), N = std::get<1>(shape), K = std::get<2>(shape);
         std::vector<uint8_t> qs(pad40_qs_bytes(n, K));
         std::vector<uint32_t> sda(pad40_sda_bytes(n, K) / 4);
         for (auto& b : qs) b = uint8_t(next() % 255);  // quants in [-127, 127]
@@ -89,7 +91,8 @@ int main() {
                             ref::mmq_q8_0(qs.data(), sda.data(), w.data(), C, n, N, K, ref::MmqOrder::ascending, p);
                         });
     }
-    for (auto [N, K] : {std::pair<int64_t, int64_t>{3584, 3584}, {18944, 3584}, {3584, 18944}, {152064, 3584}}) {
+    for (const auto& shape : {std::pair<int64_t, int64_t>{3584, 3584}, {18944, 3584}, {3584, 18944}, {152064, 3584}}) {
+        const int64_t N = shape.first, K = shape.second;
         const int64_t bpr = K / 32;
         std::vector<BlockQ8_0> w(static_cast<size_t>(N * bpr)), x(static_cast<size_t>(bpr));
         for (auto& b : w) {

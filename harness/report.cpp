@@ -209,7 +209,9 @@ void write_junit(const std::string& path, const RunInfo& info, const std::vector
     f << "<testsuites name=\"bitgate " << verb << "\" tests=\"" << t.total << "\" failures=\"" << t.failed
       << "\" skipped=\"" << t.skipped << "\" time=\"" << seconds << "\">\n";
     for (const auto& [suite, list] : by_suite) {
-        const Tally s = [&] { std::vector<Result> v; for (auto* r : list) v.push_back(*r); return tally(v); }();
+        std::vector<Result> members;
+        for (const Result* r : list) members.push_back(*r);
+        const Tally s = tally(members);
         f << " <testsuite name=\"" << xml(suite) << "\" tests=\"" << s.total << "\" failures=\"" << s.failed
           << "\" skipped=\"" << s.skipped << "\">\n";
         for (const Result* r : list) {

@@ -22,7 +22,9 @@ namespace bitgate::cuda::attn_sim {
 using namespace bitgate::cuda::sim;
 }
 #pragma GCC diagnostic push
+#if !defined(__clang__)  // clang has no such warning (and would warn about the name)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // key rows are loaded and used under the same t < nk
+#endif
 #define attn attn_sim  // the kernels land in bitgate::cuda::attn_sim: no symbol shared with the CUDA build
 #include "../kernels/attention_kernels.cuh"
 #undef attn

@@ -208,8 +208,9 @@ cmp -s "$tmp/k.kld" "$tmp/k.kept" && passes=$((passes + 1)) || { echo "FAIL: k.k
 hdr="{'descr': '<f4', 'fortran_order': False, 'shape': (0, 4000000000), }"
 printf '\x93NUMPY\x01\x00\x76\x00%s%*s\n' "$hdr" $((117 - ${#hdr})) '' >"$tmp/wide.npy"
 # The bound: 2 GB of address space; under AddressSanitizer (whose shadow memory needs far more
-# address space) the same bound as its largest allocation.
-if ldd "$bg" 2>/dev/null | grep -q libasan; then
+# address space) the same bound as its largest allocation. ASan's entry point is in the binary's
+# symbols whether it is linked dynamically (g++) or statically (clang).
+if grep -qa __asan_init "$bg"; then
     expect 0 "0 rows x 4000000000 vocab, f16" -- env "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}max_allocation_size_mb=2000" \
         "$bg" spkl from-npy "$tmp/wide.npy" "$tmp/wide.spkl" --dtype f16
 else

@@ -16,7 +16,9 @@ using namespace bitgate;
 namespace {
 
 __attribute__((target("f16c"))) uint16_t f16c_from_f32(float f) {
-    return static_cast<uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    // _mm_cvtps_ph, not _cvtss_sh: clang's _cvtss_sh is a macro built on a C99 compound literal.
+    const __m128i h = _mm_cvtps_ph(_mm_set_ss(f), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    return static_cast<uint16_t>(_mm_extract_epi16(h, 0));
 }
 __attribute__((target("f16c"))) float f16c_to_f32(uint16_t h) { return _cvtsh_ss(h); }
 

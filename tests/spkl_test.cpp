@@ -30,6 +30,15 @@
 #include "spkl_math.hpp"
 #include "npy.hpp"
 
+// Built with AddressSanitizer: g++ says so by __SANITIZE_ADDRESS__, clang 14 only by __has_feature.
+#if defined(__SANITIZE_ADDRESS__)
+#define BITGATE_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BITGATE_TEST_ASAN 1
+#endif
+#endif
+
 namespace {
 
 using namespace bitgate;
@@ -682,7 +691,7 @@ TEST_F(SpklTest, OutputThatIsTheInputIsRefused) {
 // barrier sized for all of them). The child has a small address space, so thread stacks run out;
 // an alarm turns a hang into a failure.
 TEST_F(SpklTest, DiffSurvivesThreadCreationFailure) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(BITGATE_TEST_ASAN)
     // AddressSanitizer maps its shadow and fake stacks far beyond any small RLIMIT_AS: the child
     // would die in ASan's own allocator, not in diff. The plain build runs this test.
     GTEST_SKIP() << "an address-space limit and AddressSanitizer cannot share a process";
