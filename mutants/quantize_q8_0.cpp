@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "bitgate/f16.hpp"
+#include "bitgate/q8_round.hpp"
 #include "bitgate/spec.hpp"
-#include "q8_rint.hpp"
 #include "quantize_q8_0.cuh"
 #include "quantize_q8_0.hpp"
 
@@ -13,7 +13,9 @@ namespace {
 
 using namespace bitgate;
 
-// rintf (ties to even) where ggml uses roundf (ties away): differs only on exact ties.
+// rintf (ties to even) where ggml uses roundf (ties away): differs only on exact ties. q8_roundf
+// of the rinted value keeps the real rounding's clamp (rint gives an integer, +-inf or NaN, and
+// q8_roundf leaves integers as they are), so no cast is undefined and no other byte differs.
 void rintf_model(const Shape& s, const HostIo& io) {
     const float* x = io.input<float>("x");
     BlockQ8_0* y = io.output<BlockQ8_0>("y");
@@ -22,7 +24,7 @@ void rintf_model(const Shape& s, const HostIo& io) {
         for (int j = 0; j < QK8_0; ++j) amax = std::fmax(amax, std::fabs(x[b * QK8_0 + j]));
         const float d = amax / 127.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
         y[b].d = f32_to_f16_rn(d);
-        for (int j = 0; j < QK8_0; ++j) y[b].qs[j] = mutants::q8_rintf(x[b * QK8_0 + j] * id);
+        for (int j = 0; j < QK8_0; ++j) y[b].qs[j] = q8_roundf(std::rint(x[b * QK8_0 + j] * id));
     }
 }
 

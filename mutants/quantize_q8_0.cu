@@ -7,7 +7,6 @@
 
 #include "../kernels/quantize_q8_0.cuh"
 #include "bitgate/q8_round.hpp"
-#include "q8_rint.hpp"
 
 namespace bitgate::cuda::mutants {
 
@@ -27,7 +26,7 @@ __global__ void mutant_kernel(float* x, BlockQ8_0* y, int64_t nblocks) {
     for (int off = 16; off > 0; off >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
     const float d = amax / 127.0f;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    y[b].qs[lane] = D == Defect::rintf ? bitgate::mutants::q8_rintf(v * id) : q8_roundf(v * id);
+    y[b].qs[lane] = q8_roundf(D == Defect::rintf ? rintf(v * id) : v * id);  // rintf: as rintf_model
     if (lane == 0) y[b].d = __half_as_ushort(__float2half_rn(d));
     if (D == Defect::writes_input && lane == 0) x[src * QK8_0] = v + 1.0f;
 }
