@@ -52,7 +52,7 @@ void add_run_options(CLI::App* c, RunArgs& a, bool with_place) {
     add_source(c, a);
     c->add_option("--prompt", a.prompt, "Prompt tokens, one prefill (default 16)");
     c->add_option("--decode", a.decode, "Tokens decoded one at a time after the prompt (default 0)");
-    c->add_option("--tokens", a.tokens, "Token ids (whitespace-separated text); default: from --token-seed");
+    c->add_option("--tokens", a.tokens, "A file of token ids (whitespace-separated text); default: from --token-seed");
     c->add_option("--token-seed", a.token_seed, "Seed of the default tokens (default 7)");
     c->add_option("--host-path", a.host_path,
                   "Host runs: fastest, scalar, avx2 or avx512_vnni (the host models' instructions; same bytes)");
