@@ -28,7 +28,9 @@ struct Source {
     }
     Model load() const {
         if (file.empty() == synthetic.empty()) throw BadInput("give a GGUF file or --synthetic PRESET (one of them)");
-        return file.empty() ? synth(synthetic, seed) : load_gguf(file);
+        Model m = file.empty() ? synth(synthetic, seed) : load_gguf(file);
+        check_hparams(m.hp, describe());  // before anything is printed or sized from the model
+        return m;
     }
 };
 

@@ -2,6 +2,7 @@
 #include "graph.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "bitgate/attention_order.hpp"
 #include "bitgate/formats.hpp"
@@ -85,8 +86,8 @@ std::vector<WeightPack> weight_packs(const Hparams& hp, const std::string& path)
 
 int attention_decode_launches(int64_t L) { return (L + kAttnSplit - 1) / kAttnSplit > 1 ? 2 : 1; }
 
-void check_hparams(const Hparams& hp) {
-    auto bad = [](const std::string& why) { throw BadInput("model: " + why); };
+void check_hparams(const Hparams& hp, const std::string& source) {
+    auto bad = [&](const std::string& why) { throw BadInput(source + ": " + why); };
     if (hp.arch != "qwen2") bad("architecture '" + hp.arch + "' is not qwen2");
     if (hp.n_layer < 1 || hp.n_embd < 1 || hp.n_ff < 1 || hp.n_head < 1 || hp.n_head_kv < 1 || hp.n_vocab < 1)
         bad("every dimension must be positive");
@@ -95,7 +96,11 @@ void check_hparams(const Hparams& hp) {
     const int64_t hd = hp.n_embd / hp.n_head;
     if (hd != 64 && hd != 128) bad("head_dim " + std::to_string(hd) + " (attention takes 64 or 128)");
     if (hp.n_embd % 32 != 0 || hp.n_ff % 32 != 0) bad("n_embd and n_ff must be multiples of 32 (Q8_0 blocks)");
-    if (hp.rms_eps != 1e-6f) bad("rms eps " + std::to_string(hp.rms_eps) + " (the rms_norm family has 1e-6 only)");
+    if (hp.rms_eps != 1e-6f) {
+        char eps[32];  // %.9g: every float apart (std::to_string's %f printed 1e-45 as 0.000000)
+        std::snprintf(eps, sizeof eps, "%.9g", double(hp.rms_eps));
+        bad(std::string("rms eps ") + eps + " (the rms_norm family has 1e-6 only)");
+    }
 }
 
 namespace {
@@ -121,7 +126,7 @@ std::string f32w(const std::string& name) { return "f32:" + name; }  // the dequ
 }  // namespace
 
 Graph build_graph(const Hparams& hp, const std::string& path, Mode mode, int64_t n, int64_t pos, int64_t ctx) {
-    check_hparams(hp);
+    check_hparams(hp, "model");
     path_info(path);
     if (n < 1) throw BadInput("forward: at least one token");
     if (mode == Mode::decode && n != 1) throw BadInput("forward: decode takes one token");

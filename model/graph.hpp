@@ -93,8 +93,10 @@ std::vector<WeightPack> weight_packs(const Hparams& hp, const std::string& path)
 // Whether this call's graph projects q/k/v packed (fast decode).
 bool packs_qkv(const std::string& path, Mode mode);
 
-// Checks that the architecture is one the families run (BadInput naming what is not).
-void check_hparams(const Hparams& hp);
+// Checks that the architecture is one the families run (BadInput "SOURCE: what is not", SOURCE
+// the file or preset the model came from, so that a valid qwen2 file the forward cannot run is
+// refused in one line naming it).
+void check_hparams(const Hparams& hp, const std::string& source);
 // ctx: the cache length (positions); caches are named cache.k.L / cache.v.L (f16, or f32 in the
 // reference path), [n_head_kv][ctx][head_dim]. The f16 caches of a layer are the two halves of
 // cache.kv.L ([2 n_head_kv][ctx][head_dim], k first), which fast decode's one kv_store writes.

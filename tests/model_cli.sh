@@ -46,6 +46,18 @@ perl -pe 's/bitgate synthetic tiny/\xffitgate synthetic tiny/' <"$f" >"$tmp/lati
 expect 0 'itgate synthetic tiny' -- "$bg" model info "$tmp/latin.gguf" --json "$tmp/latin.json"
 expect 0 "\"value\": \"$(printf '\xef\xbf\xbd')itgate synthetic tiny\"" -- cat "$tmp/latin.json"
 
+# A valid qwen2 file the forward cannot run: refused before the run in one line naming the file
+# (the metadata values edited in place: u32 is type 4, f32 type 6). 8 heads over 256 dims are
+# head_dim 32, which attention does not take; rms eps 1e-5 is not the rms_norm family's 1e-6.
+perl -0777 -pe 's/(head_count\x04\0\0\0)\x04\0\0\0/${1}\x08\0\0\0/; s/(head_count_kv\x04\0\0\0)\x02\0\0\0/${1}\x04\0\0\0/' \
+    <"$f" >"$tmp/hd32.gguf"
+expect 0 'heads +: 8 \(kv heads 4, head_dim 32\)' -- "$bg" model info "$tmp/hd32.gguf"
+expect_one_line 2 "hd32.gguf: head_dim 32 \(attention takes 64 or 128\)" -- "$bg" model predict "$tmp/hd32.gguf" --prompt 2
+expect_one_line 2 "hd32.gguf: head_dim 32" -- "$bg" model run "$tmp/hd32.gguf" --host --prompt 2
+perl -0777 -pe 's/(layer_norm_rms_epsilon\x06\0\0\0)..../${1}\xac\xc5\x27\x37/s' <"$f" >"$tmp/eps.gguf"
+expect_one_line 2 "eps.gguf: rms eps 9.99999975e-06 \(the rms_norm family has 1e-6 only\)" -- \
+    "$bg" model predict "$tmp/eps.gguf" --prompt 2
+
 # A run's logits never replace the model or the token file it reads.
 cp "$f" "$tmp/m.gguf"; echo "1 2 3 4" >"$tmp/tk.txt"
 expect_one_line 2 "m.gguf: is the input .*m.gguf itself" -- "$bg" model run "$tmp/m.gguf" --host --prompt 2 --out "$tmp/./m.gguf"
