@@ -224,11 +224,12 @@ void print_model(const Model& m, const Source& src) {
 int cmd_run(const RunArgs& a, bool predict) {
     const std::string expect_md5 = md5_option(a.expect_md5);
     refuse_outputs({{"--out", a.out}}, run_inputs(a));
+    path_info(a.path);  // a bad name or flag is one line, before the model is loaded or described
+    const bool device = predict ? false : on_device(a);
     const Model m = a.src.load();
     check_run_args(a, m);
     const std::vector<int32_t> toks = tokens_for(a, m);
     print_model(m, a.src);
-    const bool device = predict ? false : on_device(a);
     Ran r = run_one(m, a, toks, a.path, device, stdout);
     if (!a.out.empty()) {
         write_spkl(r.s, a.out, "bitgate " + a.src.describe() + " path " + a.path + " on " + r.where, run_inputs(a));

@@ -81,6 +81,8 @@ expect_one_line 2 "--prompt -5: must be at least 1" -- "${run[@]}" --prompt -5
 expect_one_line 2 "--decode -1: must not be negative" -- "${run[@]}" --prompt 2 --decode -1
 expect_one_line 2 "--sm-count -3: must be positive" -- "${run[@]}" --prompt 2 --sm-count -3
 expect_one_line 2 "--expect-md5 'xyz': not an md5" -- "${run[@]}" --prompt 2 --expect-md5 xyz
+expect_one_line 2 "unknown path 'nosuch' \(baseline, fast, reference\)" -- "${run[@]}" --prompt 2 --path nosuch
+expect_one_line 2 "--device and --host exclude each other" -- "${run[@]}" --prompt 2 --device
 expect_one_line 2 "--prompt 513 \+ --decode 0 exceeds" -- "$bg" model predict --synthetic tiny --seed 1 --prompt 513
 # The md5 as md5sum prints it, in either case: the run's own md5 upper-cased passes, another fails.
 md5=$("${run[@]}" --prompt 2 | awk '/logits \(/ {print $1}')
