@@ -6,6 +6,7 @@
 
 #include "bench_plan.hpp"
 #include "bitgate/spec.hpp"
+#include "catalog.hpp"
 
 namespace bitgate {
 
@@ -50,7 +51,18 @@ struct BenchDevice {
 double measure_read_ceiling();
 // The L2 size the rotation is sized from (cudaDevAttrL2CacheSize).
 size_t device_l2_bytes();
-std::vector<BenchRow> run_bench(const BenchOptions& o, double ceiling);
+// A catalog line marked `bench` and the variants a run times on it.
+struct BenchItem {
+    CatalogLine line;
+    std::vector<const VariantSpec*> variants;
+};
+// The pairs a run times (harness/bench_select.cpp), chosen on the host before any device work:
+// the selected families' lines marked `bench`, each with the selected real variants that have a
+// kernel (in a host-only build, judged without that), that the line admits and that take its
+// shape. BadInput naming what matched nothing: an unknown family or variant, a named family or
+// variant with no pair, or no pair at all (a run that timed nothing would exit 0).
+std::vector<BenchItem> bench_selection(const BenchOptions& o);
+std::vector<BenchRow> run_bench(const std::vector<BenchItem>& items, const BenchOptions& o, double ceiling);
 // The back-to-back timing's first step, on its own for its tests: captures `calls` calls of
 // `launch` (call i on sets[i % sets.size()]) into a CUDA graph on a stream of its own, then
 // discards the graph. "" when every call was captured and the graph holds calls x launches

@@ -32,7 +32,7 @@ void add_bench_verb(CLI::App& app, int& rc) {
         if (plot_verb->parsed()) return;  // `bench plot` drew a saved run
         BenchOptions& o = *owned;
         check_bench_plot(*plot);
-        for (const auto& f : o.families) (void)family(f);
+        const std::vector<BenchItem> items = bench_selection(o);  // names checked, something to time
         // Outputs: not one file for both, not over a catalog the run reads.
         refuse_outputs({{"--json", o.json}, {"--plot", plot->out}}, check_inputs(CheckOptions{.root = o.root}));
         // A compute peak names a family whose rows are drawn against it: known and benched, or
@@ -56,7 +56,7 @@ void add_bench_verb(CLI::App& app, int& rc) {
         BenchDevice d{.name = gpu_name()};
         d.read_ceiling_gbps = measure_read_ceiling();
         d.l2_bytes = device_l2_bytes();
-        const auto rows = run_bench(o, d.read_ceiling_gbps);
+        const auto rows = run_bench(items, o, d.read_ceiling_gbps);
         std::fputs(bench_table(d, rows).c_str(), stdout);
         if (out || !plot->out.empty()) {
             const std::string j = bench_json(d, rows);

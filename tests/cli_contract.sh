@@ -245,6 +245,20 @@ expect_one_line 2 "--compute-peak mmq_q8_0: not among the --family selection" --
 root
 expect_one_line 2 "--json and --plot name the same file" -- "$bg" bench --root "$tmp/root" --json "$tmp/b.out" --plot "$tmp/./b.out"
 expect_one_line 2 "add.shapes: is the input" -- "$bg" bench --root "$tmp/root" --json "$tmp/root/shapes/add.shapes"
+# A selection that would time nothing is bad input too, on any machine: a run that timed nothing
+# would print an empty table and exit 0.
+expect_one_line 2 "--variant nosuch: no such variant in the selected families \(known: decode, prefill\)" -- \
+    "$bg" bench --family attention --variant nosuch
+expect_one_line 2 "bench --family attention,rope --variant decode: family rope has no catalog line marked bench" -- \
+    "$bg" bench --family attention,rope --variant decode
+sed -i -E '/^[^#]/s/[[:space:]]bench([[:space:]]|$)/\1/' "$tmp/root/shapes/attention.shapes"
+expect_one_line 2 "bench --family attention: family attention has no catalog line marked bench .*root/shapes/attention.shapes" -- \
+    "$bg" bench --family attention --root "$tmp/root"
+expect_one_line 2 "bench --variant decode: variant decode has no kernel timed on a catalog line marked bench" -- \
+    "$bg" bench --variant decode --root "$tmp/root"
+sed -i -E '/^[^#]/s/[[:space:]]bench([[:space:]]|$)/\1/' "$tmp/root/shapes/"*.shapes
+expect_one_line 2 "bench: no catalog line marked bench in .*root/shapes" -- "$bg" bench --root "$tmp/root"
+root
 
 if "$bg" list families >/dev/null 2>&1 && [[ -z "$(nvidia-smi -L 2>/dev/null)" ]]; then
     expect 3 'a GPU is required' -- "$bg" check --device --family quantize_q8_0

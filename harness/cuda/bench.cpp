@@ -212,17 +212,11 @@ size_t device_l2_bytes() {
     return size_t(l2);
 }
 
-std::vector<BenchRow> run_bench(const BenchOptions& o, double ceiling) {
-    const std::string root = o.root.empty() ? default_root() : o.root;
-    std::vector<CatalogLine> lines;
-    for (const FamilySpec* f : families()) {
-        if (!o.families.empty() && std::find(o.families.begin(), o.families.end(), f->name) == o.families.end()) continue;
-        for (auto& l : read_family_catalog(*f, shapes_path(root, f->name)))
-            if (l.bench) lines.push_back(std::move(l));
-    }
+std::vector<BenchRow> run_bench(const std::vector<BenchItem>& items, const BenchOptions& o, double ceiling) {
     const size_t l2 = device_l2_bytes();
     std::vector<BenchRow> rows;
-    for (const CatalogLine& l : lines) {
+    for (const BenchItem& item : items) {
+        const CatalogLine& l = item.line;
         const FamilySpec& f = *l.family;
         const std::string profile = l.profiles.empty() ? "uniform" : l.profiles.front();
         const auto in = make_inputs(f, l.shape, l.seeds.front(), profile);
@@ -249,11 +243,8 @@ std::vector<BenchRow> run_bench(const BenchOptions& o, double ceiling) {
             for (size_t n : outs) ios[size_t(r)].out.push_back(p), p += align256(n);
             for (size_t n : works) ios[size_t(r)].work.push_back(p), p += align256(n);
         }
-        for (const VariantSpec& v : f.variants) {
-            if (v.mutant || !v.launch) continue;
-            if (!o.variants.empty() && std::find(o.variants.begin(), o.variants.end(), v.name) == o.variants.end()) continue;
-            if (!l.variants.empty() && std::find(l.variants.begin(), l.variants.end(), v.name) == l.variants.end()) continue;
-            if (!shape_problem(f, &v, l.shape).empty()) continue;
+        for (const VariantSpec* vp : item.variants) {
+            const VariantSpec& v = *vp;
             const DeviceLauncher& launch = v.launch;
             BenchRow row{.family = f.name, .variant = v.name, .shape = l.shape.str(), .rotation = rot.copies,
                          .rotation_bytes = rot.bytes};
