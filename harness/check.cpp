@@ -1,5 +1,6 @@
 #include "check.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <regex>
 #include <map>
@@ -114,6 +115,24 @@ void validate_selection(const CheckOptions& o) {
             throw BadInput("--variant " + v + ": no such " + std::string(o.mutants ? "mutant " : "") + "variant in the selected families (known: " + k + ")");
         }
     }
+    // A family named beside --variant must have one of them: naming it and running none of it
+    // would pass in silence.
+    if (!o.families.empty() && !o.variants.empty())
+        for (const FamilySpec* f : fams) {
+            std::string its;
+            bool any = false;
+            for (const VariantSpec& x : f->variants)
+                if (x.mutant == o.mutants) {
+                    its += (its.empty() ? "" : ", ") + x.name;
+                    any |= std::find(o.variants.begin(), o.variants.end(), x.name) != o.variants.end();
+                }
+            if (!any) {
+                std::string sel;
+                for (const auto& v : o.variants) sel += (sel.empty() ? "" : ",") + v;
+                throw BadInput("--family " + f->name + ": none of its " + (o.mutants ? "mutant " : "") + "variants (" + its +
+                               ") is among --variant " + sel);
+            }
+        }
     if (!o.catalogs.empty()) {
         const std::string root = o.root.empty() ? default_root() : o.root;
         std::set<std::string> known{"regressions"};

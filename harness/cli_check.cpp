@@ -59,11 +59,20 @@ void parse_shard(const CommonOpts& c, CheckOptions& o) {
     if (sh.gtest) touch_gtest_status();
 }
 
+size_t mutants_linked() {
+    size_t n = 0;
+    for (const FamilySpec* f : families())
+        for (const VariantSpec& v : f->variants) n += v.mutant;
+    return n;
+}
+
 CheckOptions to_check_options(const CommonOpts& c) {
     CheckOptions o{.families = c.families, .variants = c.variants, .catalogs = c.catalogs, .require_golden = c.require_golden,
                    .filter = c.filter, .mutants = c.mutants, .root = c.root};
     if (!c.seeds.empty()) o.seeds = parse_seeds(c.seeds, "--seeds");
     o.case_timeout_s = checked_case_timeout(c.case_timeout);
+    // Before the names: with no mutant linked, every --variant would read as unknown.
+    if (o.mutants && mutants_linked() == 0) throw BadInput("--mutants: no mutant variants are linked into this executable");
     validate_selection(o);  // unknown family, variant, catalog or a bad regex: exit 2 before any work
     parse_shard(c, o);
     // Report files are opened before the run: a path that cannot be written is found now, not
@@ -99,13 +108,6 @@ int finish(const char* verb, const CommonOpts& c, const CheckOptions& o, const s
     return tally(rs).failed ? exit_failed : exit_ok;
 }
 
-size_t mutants_linked() {
-    size_t n = 0;
-    for (const FamilySpec* f : families())
-        for (const VariantSpec& v : f->variants) n += v.mutant;
-    return n;
-}
-
 // check or golden check as workers (--gpus, --workers): the workers' merged results shown and
 // reported as the run's own; the exit code is the merged verdict's, or a worker's above 1.
 int spread_verb(const char* verb, const CommonOpts& c, const CheckOptions& o, const Spread& sp) {
@@ -134,7 +136,6 @@ int do_check(const CommonOpts& c) {
     const std::string missing = gpu_missing();
     if (c.device && !missing.empty()) throw NoGpu(missing);
     o.device = !c.host_only && missing.empty();
-    if (o.mutants && mutants_linked() == 0) throw BadInput("--mutants: no mutant variants are linked into this executable");
     const std::string device = o.device ? gpu_name() : "none";
     if (!c.quiet) {
         if (sp.gpus && sp.workers == sp.n_gpus)

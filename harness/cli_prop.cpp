@@ -177,22 +177,29 @@ int do_prop(PropOpts& p) {
     // A variant that names nothing would make every generated case a discard: bad input, now.
     validate_selection(CheckOptions{.families = p.families, .variants = p.variants});
     if (p.seed == 0) p.seed = static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) % 1000000007ull;
-    if (sp.workers) return spread_prop(p, sp, p.families.empty() ? families().size() : p.families.size());
+    std::vector<const FamilySpec*> fams;
+    if (p.families.empty()) fams = families();
+    else for (const auto& n : p.families) fams.push_back(&family(n));
+    // The summary counts the families searched: with --variant and no --family, those that have one.
+    size_t searched = 0;
+    for (const FamilySpec* f : fams)
+        for (const VariantSpec* v : real_variants(*f))
+            if (p.variants.empty() || std::find(p.variants.begin(), p.variants.end(), v->name) != p.variants.end()) {
+                ++searched;
+                break;
+            }
+    if (sp.workers) return spread_prop(p, sp, searched);
     // RapidCheck reads its configuration once, from the environment. max_size stays <= 100.
     const std::string params = "seed=" + std::to_string(p.seed) + " max_success=" + std::to_string(p.count) +
                                " max_size=100 max_discard_ratio=50 verbose_progress=0 verbose_shrinking=0";
     setenv("RC_PARAMS", params.c_str(), 1);
     std::printf("prop: seed %llu, %zu cases per family, %s\n", static_cast<unsigned long long>(p.seed), p.count,
                 device ? ("device " + gpu_name()).c_str() : "host models only");
-    std::vector<const FamilySpec*> fams;
-    if (p.families.empty()) fams = families();
-    else for (const auto& n : p.families) fams.push_back(&family(n));
-
     int rc = exit_ok;
     size_t shapes = 0;
     std::vector<Result> failures;
     for (const FamilySpec* f : fams) rc = std::max(rc, prop_family(*f, p, device, shapes, failures));
-    std::printf("bitgate prop: %zu generated cases over %zu families: %s\n", shapes, fams.size(), rc ? "FAILED" : "all held");
+    std::printf("bitgate prop: %zu generated cases over %zu families: %s\n", shapes, searched, rc ? "FAILED" : "all held");
     return rc;
 }
 

@@ -78,8 +78,20 @@ expect 2 '--catalog nosuch: no such catalog .*known: .*regressions' -- "$bg" che
 expect 2 '--catalog nosuch: no such catalog' -- "$bg" golden check --catalog nosuch
 expect 2 "--profile nosuch: unknown profile for quantize_q8_0" -- "$bg" run --family quantize_q8_0 --variant v1 --shape k=896 --profile nosuch --out "$tmp"
 expect 2 '--variant nosuch: no such variant' -- "$bg" prop --host-only --family quantize_q8_0 --variant nosuch --count 3
-# a variant of one of two families: the other is named as not searched, not failed with an empty counterexample
-expect 0 'prop quantize_q8_0: no variant of it selected by --variant' -- "$bg" prop --host-only --family add quantize_q8_0 --variant inplace --count 2
+# A family named beside --variant that has none of them is bad input (naming it and running none of
+# it would pass in silence); without --family, the families that have none are named as not
+# searched and the summary counts those searched: add, bias and rope have an `inplace` variant.
+expect_one_line 2 "--family quantize_q8_0: none of its variants \(v1\) is among --variant inplace" -- \
+    "$bg" prop --host-only --family add quantize_q8_0 --variant inplace --count 2
+expect_one_line 2 "--family quantize_q8_0: none of its variants \(v1\) is among --variant inplace" -- \
+    "$bg" check --host-only --family add quantize_q8_0 --variant inplace
+expect_one_line 2 "--family quantize_q8_0: none of its variants \(v1\) is among --variant inplace" -- \
+    "$bg" golden check --family add,quantize_q8_0 --variant inplace
+expect 0 'prop quantize_q8_0: no variant of it selected by --variant' -- "$bg" prop --host-only --variant inplace --count 2
+expect 0 'bitgate prop: 6 generated cases over 3 families: all held' -- "$bg" prop --host-only --variant inplace --count 2
+# With no mutant linked (bitgate itself), --mutants says so before judging the names.
+expect_one_line 2 "--mutants: no mutant variants are linked into this executable" -- \
+    "$bg" check --host-only --mutants --family attention --variant m_non_causal
 expect 1 'the selection has no cases' -- "$bg" check --host-only --family quantize_q8_0 --filter nomatch
 expect 0 '0 cases' -- "$bg" check --host-only --family quantize_q8_0 --filter nomatch --allow-empty
 expect 2 'not a regular expression' -- "$bg" check --host-only --filter '('
@@ -249,7 +261,7 @@ expect_one_line 2 "add.shapes: is the input" -- "$bg" bench --root "$tmp/root" -
 # would print an empty table and exit 0.
 expect_one_line 2 "--variant nosuch: no such variant in the selected families \(known: decode, prefill\)" -- \
     "$bg" bench --family attention --variant nosuch
-expect_one_line 2 "bench --family attention,rope --variant decode: family rope has no catalog line marked bench" -- \
+expect_one_line 2 "--family rope: none of its variants \(v1, inplace\) is among --variant decode" -- \
     "$bg" bench --family attention,rope --variant decode
 sed -i -E '/^[^#]/s/[[:space:]]bench([[:space:]]|$)/\1/' "$tmp/root/shapes/attention.shapes"
 expect_one_line 2 "bench --family attention: family attention has no catalog line marked bench .*root/shapes/attention.shapes" -- \

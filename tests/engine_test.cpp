@@ -336,6 +336,15 @@ TEST(Selection, NamesThatSelectNothingAreBadInput) {
               "(no error)");
     EXPECT_NE(bad_input_message([] { validate_selection(CheckOptions{.filter = {"("}}); }).find("not a regular expression"),
               std::string::npos);
+    // A named family with none of the named variants: quantize_q8_0 has v1 only, add has inplace.
+    EXPECT_EQ(bad_input_message([] {
+                  validate_selection(CheckOptions{.families = {"add", "quantize_q8_0"}, .variants = {"inplace"}});
+              }),
+              "--family quantize_q8_0: none of its variants (v1) is among --variant inplace");
+    EXPECT_EQ(bad_input_message([] {
+                  validate_selection(CheckOptions{.families = {"add", "quantize_q8_0"}, .variants = {"inplace", "v1"}});
+              }),
+              "(no error)");
 }
 
 TEST(Selection, FilterTakesRegexesAndNegativePatterns) {
