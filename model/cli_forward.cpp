@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "cli_model.hpp"
 #include "device.hpp"
@@ -26,13 +27,36 @@ struct Source {
     std::string describe() const {
         return file.empty() ? "synthetic " + synthetic + " (seed " + std::to_string(seed) + ")" : file;
     }
-    Model load() const {
-        if (file.empty() == synthetic.empty()) throw BadInput("give a GGUF file or --synthetic PRESET (one of them)");
-        Model m = file.empty() ? synth(synthetic, seed) : load_gguf(file);
-        check_hparams(m.hp, describe());  // before anything is printed or sized from the model
-        return m;
+    // The hyperparameters, checked for the forward, without making a preset's weights (the 7B
+    // preset takes about 40 s and 8 GB): so that arguments and the GPU are judged first. A file
+    // is loaded here (memory-mapped, validated) and kept for load().
+    const Hparams& hparams() const {
+        if (!hp) {
+            if (file.empty() == synthetic.empty()) throw BadInput("give a GGUF file or --synthetic PRESET (one of them)");
+            if (file.empty()) {
+                hp = preset(synthetic);
+            } else {
+                mapped = std::make_shared<Model>(load_gguf(file));
+                hp = mapped->hp;
+            }
+            check_hparams(*hp, describe());  // before anything is printed or sized from the model
+        }
+        return *hp;
     }
+    Model load() const {
+        hparams();
+        return mapped ? *mapped : synth(synthetic, seed);
+    }
+
+private:
+    mutable std::optional<Hparams> hp;
+    mutable std::shared_ptr<const Model> mapped;
 };
+
+// --device without a usable GPU (or a device bench): exit 3 before the weights are made.
+void require_gpu() {
+    if (std::string why = gpu_missing(); !why.empty()) throw NoGpu(why);
+}
 
 struct RunArgs {
     Source src;
@@ -76,12 +100,12 @@ ref::HostPath host_path_option(const RunArgs& a) {
 
 // The arguments a run needs checked before anything is sized from them (the KV caches, the token
 // stream): bad ones are one line and exit 2, not an allocation that fails.
-void check_run_args(const RunArgs& a, const Model& m) {
+void check_run_args(const RunArgs& a, const Hparams& hp) {
     if (a.prompt < 1) throw BadInput("--prompt " + std::to_string(a.prompt) + ": must be at least 1");
     if (a.decode < 0) throw BadInput("--decode " + std::to_string(a.decode) + ": must not be negative");
-    if (a.decode > m.hp.n_ctx - a.prompt)  // no overflow: n_ctx and prompt are both positive
+    if (a.decode > hp.n_ctx - a.prompt)  // no overflow: n_ctx and prompt are both positive
         throw BadInput("--prompt " + std::to_string(a.prompt) + " + --decode " + std::to_string(a.decode) +
-                       " exceeds the model's context " + std::to_string(m.hp.n_ctx));
+                       " exceeds the model's context " + std::to_string(hp.n_ctx));
     if (a.decode > kMaxPositions - a.prompt)
         throw BadInput("--prompt " + std::to_string(a.prompt) + " + --decode " + std::to_string(a.decode) + " exceeds the " +
                        std::to_string(kMaxPositions) + " positions rope's table is proven for (docs/rope.md)");
@@ -102,16 +126,16 @@ std::string md5_option(const std::string& s) {
 }
 
 // The run's tokens: from --tokens (checked here, so that its errors name the file) or seeded.
-std::vector<int32_t> tokens_for(const RunArgs& a, const Model& m) {
-    if (a.tokens.empty()) return seeded_tokens(a.prompt + a.decode + 1, m.hp.n_vocab, a.token_seed);
+std::vector<int32_t> tokens_for(const RunArgs& a, const Hparams& hp) {
+    if (a.tokens.empty()) return seeded_tokens(a.prompt + a.decode + 1, hp.n_vocab, a.token_seed);
     const std::vector<int32_t> t = read_tokens(a.tokens);
     const int64_t need = a.prompt + a.decode;
     if (int64_t(t.size()) < need)
         throw BadInput(a.tokens + ": " + std::to_string(t.size()) + " ids, --prompt + --decode need " + std::to_string(need));
     for (size_t i = 0; i < t.size(); ++i)
-        if (t[i] >= m.hp.n_vocab)
+        if (t[i] >= hp.n_vocab)
             throw BadInput(a.tokens + ": token " + std::to_string(i) + ": id " + std::to_string(t[i]) + " is outside [0, " +
-                           std::to_string(m.hp.n_vocab) + ")");
+                           std::to_string(hp.n_vocab) + ")");
     return t;
 }
 
@@ -226,9 +250,10 @@ int cmd_run(const RunArgs& a, bool predict) {
     refuse_outputs({{"--out", a.out}}, run_inputs(a));
     path_info(a.path);  // a bad name or flag is one line, before the model is loaded or described
     const bool device = predict ? false : on_device(a);
+    check_run_args(a, a.src.hparams());
+    const std::vector<int32_t> toks = tokens_for(a, a.src.hparams());
+    if (device) require_gpu();
     const Model m = a.src.load();
-    check_run_args(a, m);
-    const std::vector<int32_t> toks = tokens_for(a, m);
     print_model(m, a.src);
     Ran r = run_one(m, a, toks, a.path, device, stdout);
     if (!a.out.empty()) {
@@ -256,11 +281,12 @@ int cmd_ab(const RunArgs& a) {
     refuse_outputs({{"--out-a", a.out_a}, {"--out-b", a.out_b}}, run_inputs(a));
     path_info(a.a);
     path_info(a.b);
-    const Model m = a.src.load();
-    check_run_args(a, m);
-    const std::vector<int32_t> toks = tokens_for(a, m);
-    print_model(m, a.src);
     const bool device = on_device(a);
+    check_run_args(a, a.src.hparams());
+    const std::vector<int32_t> toks = tokens_for(a, a.src.hparams());
+    if (device && (path_info(a.a).device || path_info(a.b).device)) require_gpu();
+    const Model m = a.src.load();
+    print_model(m, a.src);
     const auto tmp = std::filesystem::temp_directory_path();
     const std::string stem = "bitgate-ab-" + std::to_string(::getpid());
     const std::string fa = a.out_a.empty() ? (tmp / (stem + "-a.spkl")).string() : a.out_a;
@@ -336,13 +362,15 @@ struct BenchArgs {
 int cmd_bench(const BenchArgs& a) {
     if (!path_info(a.path).device) throw BadInput("path " + a.path + " runs on the host only; bench times baseline or fast");
     if (a.sm_count < 0) throw BadInput("--sm-count " + std::to_string(a.sm_count) + ": must be positive (0: the card's own)");
-    const Model m = a.src.load();
+    const Hparams& hp = a.src.hparams();
     if (a.prefill < 1 || a.context < 0 || a.reps < 1) throw BadInput("bench: --prefill >= 1, --context >= 0, --reps >= 1");
     // The decode step writes position `context`, so it needs context + 1 positions.
-    if (a.prefill > m.hp.n_ctx || a.context >= m.hp.n_ctx)
+    if (a.prefill > hp.n_ctx || a.context >= hp.n_ctx)
         throw BadInput("bench: --prefill " + std::to_string(a.prefill) + " and --context " + std::to_string(a.context) +
-                       " need at most " + std::to_string(m.hp.n_ctx) + " positions (the model's context); the decode " +
+                       " need at most " + std::to_string(hp.n_ctx) + " positions (the model's context); the decode " +
                        "step takes context + 1");
+    require_gpu();
+    const Model m = a.src.load();
     print_model(m, a.src);
     const DeviceOptions opt{a.sm_count};
     auto shares = [](const BenchStats& b) {

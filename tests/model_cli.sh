@@ -83,6 +83,16 @@ expect_one_line 2 "--sm-count -3: must be positive" -- "${run[@]}" --prompt 2 --
 expect_one_line 2 "--expect-md5 'xyz': not an md5" -- "${run[@]}" --prompt 2 --expect-md5 xyz
 expect_one_line 2 "unknown path 'nosuch' \(baseline, fast, reference\)" -- "${run[@]}" --prompt 2 --path nosuch
 expect_one_line 2 "--device and --host exclude each other" -- "${run[@]}" --prompt 2 --device
+# Without a GPU, --device (and the device bench) is exit 3 in one line, before the weights are made
+# (the model's line would come after them: the 7B preset is 8 GB of synthesis), yet after the
+# arguments are judged against the model's dimensions.
+if [[ -z "$(nvidia-smi -L 2>/dev/null)" ]]; then
+    expect_one_line 3 "a GPU is required" -- "$bg" model run --synthetic qwen2-7b --prompt 2 --device
+    expect_one_line 3 "a GPU is required" -- "$bg" model ab --synthetic qwen2-7b --prompt 2 --device
+    expect_one_line 3 "a GPU is required" -- "$bg" model bench --synthetic qwen2-7b
+    expect_one_line 2 "--prompt 40000 \+ --decode 0 exceeds the model's context 32768" -- \
+        "$bg" model run --synthetic qwen2-7b --prompt 40000 --device
+fi
 expect_one_line 2 "--prompt 513 \+ --decode 0 exceeds" -- "$bg" model predict --synthetic tiny --seed 1 --prompt 513
 # The md5 as md5sum prints it, in either case: the run's own md5 upper-cased passes, another fails.
 md5=$("${run[@]}" --prompt 2 | awk '/logits \(/ {print $1}')
