@@ -155,6 +155,10 @@ expect 0 '^gpus +2 \(GPUS=all' -- env STEPS="check big nonfinite prop mutants" "
 [[ $(grep -c -- '--gpus all --workers 12' "$tmp/fakebin/args") -eq 4 ]] && grep -q '^check --device --gpus all --workers 12 --family toy --json' "$tmp/fakebin/args" \
     && grep -q '^check --device --gpus all --workers 12 --family toy --catalog nonfinite$' "$tmp/fakebin/args" \
     && grep -q '^prop --device --gpus all --family toy' "$tmp/fakebin/args" && ok || bad "ci/device steps without --gpus all --workers 12: $(cat "$tmp/fakebin/args")"
+# check and mutants run as a phase of their own, before the other steps start (the gate's three
+# phases): the first two calls are theirs, in either order.
+[[ $(head -n 2 "$tmp/fakebin/args" | grep -cE '^check (--mutants )?--device --gpus all --workers 12( --family toy --json .*)?$') -eq 2 ]] \
+    && ok || bad "ci/device: check and mutants did not run first, alone: $(cat "$tmp/fakebin/args")"
 rm -f "$tmp/fakebin/args"
 expect 0 '^gpus +1 \(GPUS=1' -- env GPUS=1 STEPS="check mutants" "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
 [[ $(grep -cE -- '--gpus 1 --workers 6( |$)' "$tmp/fakebin/args") -eq 2 ]] && ok || bad "GPUS=1 not passed on with 6 workers: $(cat "$tmp/fakebin/args")"
