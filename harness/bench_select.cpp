@@ -15,10 +15,6 @@ namespace bitgate {
 
 namespace {
 
-bool named(const std::vector<std::string>& names, const std::string& n) {
-    return names.empty() || std::find(names.begin(), names.end(), n) != names.end();
-}
-
 std::string joined(const std::vector<std::string>& v) {
     std::string s;
     for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
@@ -39,13 +35,13 @@ std::vector<BenchItem> bench_selection(const BenchOptions& o) {
     std::vector<BenchItem> items;
     std::set<std::string> hit_family, hit_variant;
     for (const FamilySpec* f : families()) {
-        if (!named(o.families, f->name)) continue;
+        if (!selected(o.families, f->name)) continue;
         for (CatalogLine& l : read_family_catalog(*f, shapes_path(root, f->name))) {
             if (!l.bench) continue;
             BenchItem item{.line = std::move(l)};
             for (const VariantSpec& v : f->variants) {
-                if (v.mutant || (kernels && !v.launch) || !named(o.variants, v.name) ||
-                    (!item.line.variants.empty() && !named(item.line.variants, v.name)) ||
+                if (v.mutant || (kernels && !v.launch) || !selected(o.variants, v.name) ||
+                    (!item.line.variants.empty() && !selected(item.line.variants, v.name)) ||
                     !shape_problem(*f, &v, item.line.shape).empty())
                     continue;
                 item.variants.push_back(&v);

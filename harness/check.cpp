@@ -32,14 +32,11 @@ std::vector<std::string> check_inputs(const CheckOptions& o) {
     return out;
 }
 
-namespace {
-
-bool selected(const std::vector<std::string>& filter, const std::string& name) {
-    if (filter.empty()) return true;
-    for (const auto& f : filter)
-        if (f == name) return true;
-    return false;
+bool selected(const std::vector<std::string>& names, const std::string& name) {
+    return names.empty() || std::find(names.begin(), names.end(), name) != names.end();
 }
+
+namespace {
 
 std::string case_id(const CaseGroup& g, const VariantSpec& v) { return case_id(*g.family, v.name, g.shape, g.seed, g.profile); }
 
@@ -124,7 +121,7 @@ void validate_selection(const CheckOptions& o) {
             for (const VariantSpec& x : f->variants)
                 if (x.mutant == o.mutants) {
                     its += (its.empty() ? "" : ", ") + x.name;
-                    any |= std::find(o.variants.begin(), o.variants.end(), x.name) != o.variants.end();
+                    any |= selected(o.variants, x.name);
                 }
             if (!any) {
                 std::string sel;

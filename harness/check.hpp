@@ -35,6 +35,8 @@ using ProgressFn = std::function<void(size_t, size_t, const std::string&)>;
 
 // "quantize_q8_0/v1 k=896 seed=1 profile=uniform": the one spelling of a case in every verb.
 std::string case_id(const FamilySpec& f, const std::string& variant, const Shape& s, uint64_t seed, const std::string& profile);
+// Whether a name is among those a selection option names (none named: every name is).
+bool selected(const std::vector<std::string>& names, const std::string& name);
 // Whether a case id passes the --filter patterns (none: every case).
 bool filter_admits(const std::vector<std::string>& patterns, const std::string& id);
 // Throws BadInput naming the known ones for a family, variant or catalog that does not exist in

@@ -42,14 +42,17 @@ rc::Gen<int64_t> dim_gen(const Dim& d) {
     return rc::gen::weightedOneOf<int64_t>({{3, uniform}, {1, rc::gen::elementOf(d.edges)}});
 }
 
+// Whether --variant leaves this family a variant to search. Without --family, --variant may name
+// variants of other families only (validate_selection refuses a named family with none).
+bool searched(const FamilySpec& f, const PropOpts& p) {
+    const auto real = real_variants(f);
+    return std::any_of(real.begin(), real.end(), [&](const VariantSpec* v) { return selected(p.variants, v->name); });
+}
+
 int prop_family(const FamilySpec& f, const PropOpts& p, bool device, size_t& shapes, std::vector<Result>& failures) {
     const auto real = real_variants(f);
-    // --variant may name variants of other families only (it must match some family: the caller
-    // checks that): say so and search nothing here, rather than report every shape as discarded.
-    const auto selected = [&](const VariantSpec* v) {
-        return p.variants.empty() || std::find(p.variants.begin(), p.variants.end(), v->name) != p.variants.end();
-    };
-    if (std::none_of(real.begin(), real.end(), selected)) {
+    // Say so and search nothing here, rather than report every shape as discarded.
+    if (!searched(f, p)) {
         std::string names;
         for (const VariantSpec* v : real) names += (names.empty() ? "" : ", ") + v->name;
         std::printf("prop %s: no variant of it selected by --variant (its variants: %s): not searched\n", f.name.c_str(),
@@ -75,7 +78,7 @@ int prop_family(const FamilySpec& f, const PropOpts& p, bool device, size_t& sha
         const std::string profile = *rc::gen::elementOf(f.profiles).as("profile");
         CaseGroup g{.family = &f, .catalog = "prop", .where = "prop", .shape = s, .seed = seed, .profile = profile};
         for (const VariantSpec* v : real)
-            if (selected(v) && shape_problem(f, v, s).empty()) g.variants.push_back(v);
+            if (selected(p.variants, v->name) && shape_problem(f, v, s).empty()) g.variants.push_back(v);
         RC_PRE(!g.variants.empty());
         ++runs;
         if (!failing) progress(runs - 1, p.count, f.name);
@@ -181,14 +184,8 @@ int do_prop(PropOpts& p) {
     if (p.families.empty()) fams = families();
     else for (const auto& n : p.families) fams.push_back(&family(n));
     // The summary counts the families searched: with --variant and no --family, those that have one.
-    size_t searched = 0;
-    for (const FamilySpec* f : fams)
-        for (const VariantSpec* v : real_variants(*f))
-            if (p.variants.empty() || std::find(p.variants.begin(), p.variants.end(), v->name) != p.variants.end()) {
-                ++searched;
-                break;
-            }
-    if (sp.workers) return spread_prop(p, sp, searched);
+    const size_t n_searched = size_t(std::count_if(fams.begin(), fams.end(), [&](const FamilySpec* f) { return searched(*f, p); }));
+    if (sp.workers) return spread_prop(p, sp, n_searched);
     // RapidCheck reads its configuration once, from the environment. max_size stays <= 100.
     const std::string params = "seed=" + std::to_string(p.seed) + " max_success=" + std::to_string(p.count) +
                                " max_size=100 max_discard_ratio=50 verbose_progress=0 verbose_shrinking=0";
@@ -199,7 +196,7 @@ int do_prop(PropOpts& p) {
     size_t shapes = 0;
     std::vector<Result> failures;
     for (const FamilySpec* f : fams) rc = std::max(rc, prop_family(*f, p, device, shapes, failures));
-    std::printf("bitgate prop: %zu generated cases over %zu families: %s\n", shapes, searched, rc ? "FAILED" : "all held");
+    std::printf("bitgate prop: %zu generated cases over %zu families: %s\n", shapes, n_searched, rc ? "FAILED" : "all held");
     return rc;
 }
 
