@@ -166,9 +166,11 @@ expect 2 'go together' -- env GTEST_TOTAL_SHARDS=2 "$bg" check --host-only
 
 # ci/device: a failing, timed-out or planted step fails the gate (stand-in executables, no GPU).
 mkdir -p "$tmp/fakebin"
-printf '#!/usr/bin/env bash\n[[ "$1 $2" == "list families" ]] && { echo "toy: a stand-in"; exit 0; }\nsleep "${FAKE_SLEEP:-0}"\nexit "${FAKE_RC:-0}"\n' >"$tmp/fakebin/bitgate"
+printf '#!/usr/bin/env bash\n[[ "$1 $2" == "list families" ]] && { echo "toy: a stand-in"; exit 0; }\necho "lint: 3 kernels in 1 files, 0 findings"\necho "a later line"\nsleep "${FAKE_SLEEP:-0}"\nexit "${FAKE_RC:-0}"\n' >"$tmp/fakebin/bitgate"
 chmod +x "$tmp/fakebin/bitgate"
 expect 0 'ci/device: every step passed' -- env STEPS=lint "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
+# The table names each step's own verdict line beside its row (the log's summary, not its last line).
+expect 0 '^lint +rc=0 +expected=0 +[0-9]+ s +ok +lint: 3 kernels in 1 files, 0 findings$' -- env STEPS=lint "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
 expect 1 'ci/device: FAILED: lint \(exit 1, expected 0\)' -- env STEPS=lint FAKE_RC=1 "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
 expect 1 'ci/device: FAILED: planted \(exit 1' -- env STEPS=lint PLANT_FAIL=1 "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
 expect 1 'ci/device: FAILED: lint \(timed out' -- env STEPS=lint FAKE_SLEEP=5 STEP_TIMEOUT=1 "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
