@@ -13,16 +13,6 @@
 
 namespace bitgate {
 
-namespace {
-
-std::string joined(const std::vector<std::string>& v) {
-    std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
-    return s;
-}
-
-}  // namespace
-
 std::vector<BenchItem> bench_selection(const BenchOptions& o) {
     validate_selection(CheckOptions{.families = o.families, .variants = o.variants});  // unknown names
     const std::string root = o.root.empty() ? default_root() : o.root;
@@ -50,8 +40,8 @@ std::vector<BenchItem> bench_selection(const BenchOptions& o) {
             if (!item.variants.empty()) items.push_back(std::move(item));
         }
     }
-    const std::string sel = (o.families.empty() ? std::string() : " --family " + joined(o.families)) +
-                            (o.variants.empty() ? std::string() : " --variant " + joined(o.variants));
+    const std::string sel = (o.families.empty() ? std::string() : " --family " + joined(o.families, ",")) +
+                            (o.variants.empty() ? std::string() : " --variant " + joined(o.variants, ","));
     for (const auto& n : o.families)
         if (!hit_family.count(n))
             throw BadInput("bench" + sel + ": family " + n + " has no catalog line marked bench for the selected variants (" +

@@ -123,12 +123,9 @@ void validate_selection(const CheckOptions& o) {
                     its += (its.empty() ? "" : ", ") + x.name;
                     any |= selected(o.variants, x.name);
                 }
-            if (!any) {
-                std::string sel;
-                for (const auto& v : o.variants) sel += (sel.empty() ? "" : ",") + v;
+            if (!any)
                 throw BadInput("--family " + f->name + ": none of its " + (o.mutants ? "mutant " : "") + "variants (" + its +
-                               ") is among --variant " + sel);
-            }
+                               ") is among --variant " + joined(o.variants, ","));
         }
     if (!o.catalogs.empty()) {
         const std::string root = o.root.empty() ? default_root() : o.root;

@@ -49,7 +49,7 @@ void add_bench_verb(CLI::App& app, int& rc) {
         // The timing loop stops at 2000 calls whatever it is asked: a larger floor would be ignored.
         if (o.min_iters < 1 || o.min_iters > 2000)
             throw BadInput("--min-iters " + std::to_string(o.min_iters) + ": expected 1 to 2000 timed calls");
-        if (std::string why = gpu_missing(); !why.empty()) throw NoGpu(why);
+        require_gpu();
         // The JSON target is opened first, so that a path it cannot write fails before the run.
         std::unique_ptr<OutFile> out;
         if (!o.json.empty()) out = std::make_unique<OutFile>(o.json);

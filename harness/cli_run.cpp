@@ -108,7 +108,7 @@ int do_run(const RunOpts& o) {
         for (size_t i = 0; i < ins.size(); ++i) write_tensor(o.out, *ins[i], s, in[i], "saved");
     std::vector<Bytes> out;
     if (o.device) {
-        if (std::string why = gpu_missing(); !why.empty()) throw NoGpu(why);
+        require_gpu();
         if (!v.launch) throw BadInput(f.name + "/" + v.name + " has no device launcher");
         std::vector<DeviceBuffer> bi, bo, bw;
         DeviceIo io{.family = &f};

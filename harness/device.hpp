@@ -14,6 +14,8 @@ namespace bitgate {
 std::string gpu_missing();
 // "NVIDIA H200, sm_90, 132 SMs, 50 MiB L2" or "".
 std::string gpu_name();
+// Throws NoGpu (exit 3) naming why, where gpu_missing() says a device is not usable.
+void require_gpu();
 
 // [guard][data][guard] in device memory.
 class DeviceBuffer {

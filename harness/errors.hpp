@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace bitgate {
 
@@ -25,6 +26,16 @@ struct BadInput : std::runtime_error {
 struct NoGpu : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
+
+// Names joined by sep, for messages and report fields ("add,bias", "a b").
+inline std::string joined(const std::vector<std::string>& names, std::string_view sep) {
+    std::string s;
+    for (const auto& n : names) {
+        if (!s.empty()) s += sep;
+        s += n;
+    }
+    return s;
+}
 
 // Text from a file or the command line, made safe to put in a one-line message: a newline becomes
 // the two characters \n (likewise \r, \t), other control bytes and bytes that are not valid UTF-8

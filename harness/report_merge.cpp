@@ -98,12 +98,6 @@ Result read_result(const Reader& rd, const json& j, const std::string& where) {
     return r;
 }
 
-std::string joined(const std::vector<std::string>& v) {
-    std::string s;
-    for (const auto& a : v) s += (s.empty() ? "" : " ") + a;
-    return s;
-}
-
 }  // namespace
 
 Report parse_report(std::string_view text, const std::string& path) {
@@ -172,7 +166,7 @@ Report merge_reports(const std::vector<Report>& parts, int index, int count) {
         differs("bitgate", p.bitgate, first.bitgate);
         differs("build commit", p.build_commit, first.build_commit);
         differs("verb", p.verb, first.verb);
-        differs("selection", joined(selection_argv(p.argv)), joined(sel));
+        differs("selection", joined(selection_argv(p.argv), " "), joined(sel, " "));
         if (p.shard_count != first.shard_count)
             throw BadInput(p.path + ": shard " + (p.shard_count > 1 ? shard_name(p.shard_index, p.shard_count) : "none (the whole run)") +
                            ", but " + first.path + " is " + (first.shard_count > 1 ? "shard " + shard_name(first.shard_index, first.shard_count) : "the whole run") +
@@ -237,7 +231,7 @@ int do_merge(const MergeOpts& m) {
     for (const auto& f : m.files) parts.push_back(read_report(f));
     const Report r = merge_reports(parts);
     std::printf("report merge: %zu report%s of `%s`, %zu cases\n", parts.size(), parts.size() == 1 ? "" : "s",
-                printable(joined(selection_argv(r.argv))).c_str(), r.results.size());
+                printable(joined(selection_argv(r.argv), " ")).c_str(), r.results.size());
     if (!m.quiet)
         for (const Result& x : r.results)
             if (!x.passed()) print_result(stdout, x);

@@ -53,11 +53,6 @@ private:
     mutable std::shared_ptr<const Model> mapped;
 };
 
-// --device without a usable GPU (or a device bench): exit 3 before the weights are made.
-void require_gpu() {
-    if (std::string why = gpu_missing(); !why.empty()) throw NoGpu(why);
-}
-
 struct RunArgs {
     Source src;
     int64_t prompt = 16, decode = 0;
@@ -279,12 +274,11 @@ bool is_claim_pair(const std::string& x, const std::string& y) { return x != "re
 int cmd_ab(const RunArgs& a) {
     // One file for both would hold only the second run, and the comparison would read it twice.
     refuse_outputs({{"--out-a", a.out_a}, {"--out-b", a.out_b}}, run_inputs(a));
-    path_info(a.a);
-    path_info(a.b);
+    const bool dev_a = path_info(a.a).device, dev_b = path_info(a.b).device;
     const bool device = on_device(a);
     check_run_args(a, a.src.hparams());
     const std::vector<int32_t> toks = tokens_for(a, a.src.hparams());
-    if (device && (path_info(a.a).device || path_info(a.b).device)) require_gpu();
+    if (device && (dev_a || dev_b)) require_gpu();  // exit 3 before the weights are made
     const Model m = a.src.load();
     print_model(m, a.src);
     const auto tmp = std::filesystem::temp_directory_path();
@@ -292,8 +286,8 @@ int cmd_ab(const RunArgs& a) {
     const std::string fa = a.out_a.empty() ? (tmp / (stem + "-a.spkl")).string() : a.out_a;
     const std::string fb = a.out_b.empty() ? (tmp / (stem + "-b.spkl")).string() : a.out_b;
     // A host-only path (reference) runs on the host whatever the other one does.
-    Ran ra = run_one(m, a, toks, a.a, path_info(a.a).device ? device : false, stdout);
-    Ran rb = run_one(m, a, toks, a.b, path_info(a.b).device ? device : false, stdout);
+    Ran ra = run_one(m, a, toks, a.a, dev_a && device, stdout);
+    Ran rb = run_one(m, a, toks, a.b, dev_b && device, stdout);
     write_spkl(ra.s, fa, "bitgate path " + a.a, run_inputs(a));
     write_spkl(rb.s, fb, "bitgate path " + a.b, run_inputs(a));
     spkl::DiffOptions opt;

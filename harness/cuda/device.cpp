@@ -50,6 +50,10 @@ std::string gpu_missing() {
     return "";
 }
 
+void require_gpu() {
+    if (std::string why = gpu_missing(); !why.empty()) throw NoGpu(why);
+}
+
 std::string gpu_name() {
     if (!gpu_missing().empty()) return "";
     cudaDeviceProp p{};
@@ -79,7 +83,7 @@ uint8_t* fresh_address(void* alloc) {
 }  // namespace
 
 DeviceBuffer::DeviceBuffer(size_t bytes) : size_(bytes) {
-    if (std::string why = gpu_missing(); !why.empty()) throw NoGpu(why);
+    require_gpu();
     must(cudaMalloc(&alloc_, bytes + 2 * kGuardBytes + kSaltSpan), "cudaMalloc");
     base_ = fresh_address(alloc_);
 }

@@ -6,8 +6,9 @@ namespace bitgate {
 
 std::string gpu_missing() { return "bitgate was built without CUDA (host-only build)"; }
 std::string gpu_name() { return ""; }
+void require_gpu() { throw NoGpu(gpu_missing()); }
 
-DeviceBuffer::DeviceBuffer(size_t) { throw NoGpu(gpu_missing()); }
+DeviceBuffer::DeviceBuffer(size_t) { require_gpu(); }
 DeviceBuffer::~DeviceBuffer() = default;
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept : alloc_(o.alloc_), base_(o.base_), size_(o.size_) {}
 void* DeviceBuffer::data() const { return nullptr; }
