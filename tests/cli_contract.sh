@@ -182,6 +182,10 @@ expect 0 'ci/device: every step passed' -- env STEPS=tests "$src/ci/device" "$tm
 expect 1 'ci/device: FAILED: tests \(exit 1' -- env STEPS=tests FAKE_RAN=0 "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
 expect 1 'ci/device: FAILED: tests \(exit 1' -- env STEPS=tests FAKE_SKIP=1 "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
 
+# A step name the gate does not know, or a selection of none, is bad input, not a green gate.
+expect_one_line 2 "ci/device: unknown step 'rac' in STEPS" -- env STEPS="lint rac" "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
+expect_one_line 2 'ci/device: STEPS selects no step' -- env STEPS=" " "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
+
 # spkl: md5 as md5sum prints it, exit 1 on a requested condition, exit 2 with one line on bad files
 "$bg" spkl synth "$tmp/a.spkl" --vocab 1000 --rows 7 --targets >/dev/null
 "$bg" spkl synth "$tmp/b.spkl" --vocab 1000 --rows 7 --targets --noise 0.1 >/dev/null
