@@ -182,6 +182,15 @@ expect 0 'ci/device: every step passed' -- env STEPS=tests "$src/ci/device" "$tm
 expect 1 'ci/device: FAILED: tests \(exit 1' -- env STEPS=tests FAKE_RAN=0 "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
 expect 1 'ci/device: FAILED: tests \(exit 1' -- env STEPS=tests FAKE_SKIP=1 "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
 
+# ci/device: the race step runs racecheck as the shards do over the mutant with a planted hazard
+# and expects its exit 9; a racecheck that finds none fails the gate.
+printf '#!/usr/bin/env bash\necho "$*" >>"%s/sanitizer-args"\n[[ " $* " == *" m_no_wait "* ]] && exit "${FAKE_RACE_RC:-9}"\necho "========= ERROR SUMMARY: 0 errors"\n' "$tmp" >"$tmp/fakebin/compute-sanitizer"
+chmod +x "$tmp/fakebin/compute-sanitizer"
+rm -f "$tmp/sanitizer-args"
+expect 0 'ci/device: every step passed' -- env PATH="$tmp/fakebin:$PATH" STEPS="racecheck race" SANITIZER_SHARDS=1 "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
+expect 0 '^--tool racecheck --error-exitcode 9 --print-limit 20 .* check --device .*--shard 0/1$' -- cat "$tmp/sanitizer-args"
+expect 0 '^--tool racecheck --error-exitcode 9 --print-limit 5 .*/bitgate-mutants check --mutants --device --family mmq_q8_0 --variant m_no_wait ' -- cat "$tmp/sanitizer-args"
+expect 1 'ci/device: FAILED: race \(exit 0, expected 9\)' -- env PATH="$tmp/fakebin:$PATH" STEPS=race FAKE_RACE_RC=0 "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
 # A step name the gate does not know, or a selection of none, is bad input, not a green gate.
 expect_one_line 2 "ci/device: unknown step 'rac' in STEPS" -- env STEPS="lint rac" "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
 expect_one_line 2 'ci/device: STEPS selects no step' -- env STEPS=" " "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
