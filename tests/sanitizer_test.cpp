@@ -6,12 +6,10 @@
 // proof in ci/device (the race step, over a real kernel's mutant).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
+#include <filesystem>
 #include <string>
 #include <utility>
 
@@ -36,18 +34,15 @@ std::string sanitizer_path() {
 
 // The tool's exit code (9: errors found) and its output, for one probe.
 std::pair<int, std::string> run_probe(const std::string& sanitizer, const std::string& tool, const std::string& which) {
-    char self[4096];
-    const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0) return {-1, "cannot find this executable"};
-    self[len] = 0;
-    const std::string log = testing::TempDir() + "sanitizer-" + tool + "-" + which + ".log";
+    const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
     const std::string cmd = std::string(kProbeEnv) + "=" + which + " " + sanitizer + " --tool " + tool +
-                            " --error-exitcode 9 '" + self + "' --gtest_filter=SanitizerProbe.Launch >'" + log +
-                            "' 2>&1";
-    const int st = std::system(cmd.c_str());
-    std::ifstream in(log);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::remove(log.c_str());
+                            " --error-exitcode 9 '" + self + "' --gtest_filter=SanitizerProbe.Launch 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return {-1, "cannot start " + cmd};
+    std::string text;
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) text.append(buf, n);
+    const int st = pclose(p);
     return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, text};
 }
 
