@@ -263,6 +263,21 @@ std::vector<Result> CheckSession::check_group(const CaseGroup& g, const GoldenFi
         h.verdict = m.verdict;
         h.diffs = m.problems;
         if (golden && o.golden) hold_to_golden(h, g, *v, d, *golden);
+        // Property search keeps no golden lines: there a host mutant is held to what its golden
+        // line would hold, the model of the variant it imitates on the same inputs.
+        if (!golden && o.mutants && is_host_mutant(*v)) {
+            const VariantSpec& imitated = variant(f, v->golden_as);
+            const std::vector<Bytes> want = run_model(f, imitated, g.shape, in, false).out;
+            for (size_t i = 0; i < m.out.size(); ++i) {
+                Difference diff = diff_bytes(*tensors_of(f, Role::output)[i], g.shape, want[i], m.out[i], Verdict::golden_mismatch);
+                if (diff.bytes) {
+                    diff.first.insert(diff.first.begin(), "model of " + v->name + " differs from model of " + imitated.name +
+                                                              " (what its golden line holds)");
+                    h.verdict = std::max(h.verdict, Verdict::golden_mismatch);
+                    h.diffs.push_back(std::move(diff));
+                }
+            }
+        }
         if (!v->claim.empty() && !v->mutant) {
             auto [it, fresh] = claim_first.emplace(v->claim, done.size());
             if (!fresh) {

@@ -59,13 +59,6 @@ void parse_shard(const CommonOpts& c, CheckOptions& o) {
     if (sh.gtest) touch_gtest_status();
 }
 
-size_t mutants_linked() {
-    size_t n = 0;
-    for (const FamilySpec* f : families())
-        for (const VariantSpec& v : f->variants) n += v.mutant;
-    return n;
-}
-
 CheckOptions to_check_options(const CommonOpts& c) {
     CheckOptions o{.families = c.families, .variants = c.variants, .catalogs = c.catalogs, .require_golden = c.require_golden,
                    .filter = c.filter, .mutants = c.mutants, .root = c.root};

@@ -14,6 +14,7 @@
 #include "cli.hpp"
 #include "device.hpp"
 #include "errors.hpp"
+#include "prop.hpp"
 #include "registry.hpp"
 #include "report.hpp"
 #include "workers.hpp"
@@ -28,19 +29,11 @@ struct PropOpts {
     std::vector<std::string> families, variants;
     size_t count = 100;
     uint64_t seed = 0;
-    bool device = false, host_only = false, append = false, verbose = false;
+    bool device = false, host_only = false, append = false, verbose = false, mutants = false;
     std::string root, gpus;
     int workers = -1;  // absent
     double case_timeout = 300;
 };
-
-rc::Gen<int64_t> dim_gen(const Dim& d) {
-    const int64_t m = d.multiple > 0 ? d.multiple : 1;
-    const int64_t lo = (d.lo + m - 1) / m, hi = d.hi / m;
-    auto uniform = rc::gen::map(rc::gen::inRange<int64_t>(lo, hi + 1), [m](int64_t x) { return x * m; });
-    if (d.edges.empty()) return uniform;
-    return rc::gen::weightedOneOf<int64_t>({{3, uniform}, {1, rc::gen::elementOf(d.edges)}});
-}
 
 // Whether --variant leaves this family a variant to search. Without --family, --variant may name
 // variants of other families only (validate_selection refuses a named family with none).
@@ -67,12 +60,7 @@ int prop_family(const FamilySpec& f, const PropOpts& p, bool device, size_t& sha
     Progress progress("cases");
     bool failing = false;
     const bool ok = rc::check(f.name + " over generated shapes", [&] {
-        Shape s;
-        s.family = f.name;
-        for (const Dim& d : f.dims) {
-            s.names.push_back(d.name);
-            s.values.push_back(*dim_gen(d).as(d.name));
-        }
+        const Shape s = draw_shape(f);
         RC_PRE(shape_problem(f, nullptr, s).empty());
         const uint64_t seed = *rc::gen::inRange<uint64_t>(1, 1u << 20).as("seed");
         const std::string profile = *rc::gen::elementOf(f.profiles).as("profile");
@@ -177,8 +165,11 @@ int do_prop(PropOpts& p) {
     const bool device = !p.host_only && missing.empty();
     if (p.count == 0 || p.count > 1000000) throw BadInput("--count must be between 1 and 1000000");
     p.case_timeout = checked_case_timeout(p.case_timeout);
+    if (p.mutants && (p.append || sp.workers))
+        throw BadInput("--mutants excludes --append (a mutant's counterexample is no regression of the real kernels) and --gpus/--workers");
+    if (p.mutants && mutants_linked() == 0) throw BadInput("--mutants: no mutant variants are linked into this executable");
     // A variant that names nothing would make every generated case a discard: bad input, now.
-    validate_selection(CheckOptions{.families = p.families, .variants = p.variants});
+    validate_selection(CheckOptions{.families = p.families, .variants = p.variants, .mutants = p.mutants});
     if (p.seed == 0) p.seed = static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) % 1000000007ull;
     std::vector<const FamilySpec*> fams;
     if (p.families.empty()) fams = families();
@@ -190,6 +181,13 @@ int do_prop(PropOpts& p) {
     const std::string params = "seed=" + std::to_string(p.seed) + " max_success=" + std::to_string(p.count) +
                                " max_size=100 max_discard_ratio=50 verbose_progress=0 verbose_shrinking=0";
     setenv("RC_PARAMS", params.c_str(), 1);
+    if (p.mutants) {
+        std::printf("prop --mutants: seed %llu, up to %zu cases per mutant, %s\n", static_cast<unsigned long long>(p.seed), p.count,
+                    device ? ("device " + gpu_name()).c_str() : "host models only");
+        return prop_mutants(fams, p.variants,
+                            HuntOptions{.seed = p.seed, .count = p.count, .device = device, .verbose = p.verbose,
+                                        .case_timeout = p.case_timeout});
+    }
     std::printf("prop: seed %llu, %zu cases per family, %s\n", static_cast<unsigned long long>(p.seed), p.count,
                 device ? ("device " + gpu_name()).c_str() : "host models only");
     int rc = exit_ok;
@@ -217,6 +215,7 @@ void add_prop_verb(CLI::App& app, int& rc) {
     c->add_flag("--device", p.device, "require a GPU and diff every generated case on it");
     add_case_timeout(c, p.case_timeout);
     c->add_flag("--host-only", p.host_only, "host models only (coverage and claims)");
+    c->add_flag("--mutants", p.mutants, "search each mutant (where linked) instead: it must be found and shrunk, with its class");
     c->add_flag("--append", p.append, "append a shrunk counterexample to shapes/regressions.shapes");
     c->add_flag("--verbose", p.verbose, "print every case");
     c->add_option("--root", p.root, "directory holding shapes/");

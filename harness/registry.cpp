@@ -42,6 +42,13 @@ std::vector<const VariantSpec*> real_variants(const FamilySpec& f) {
     return out;
 }
 
+size_t mutants_linked() {
+    size_t n = 0;
+    for (const FamilySpec* f : families())
+        for (const VariantSpec& v : f->variants) n += v.mutant;
+    return n;
+}
+
 const HostModel& model_of(const FamilySpec& f, const VariantSpec& v) {
     if (v.model) return v.model;
     if (v.mutant && !v.golden_as.empty() && v.golden_as != v.name) return model_of(f, variant(f, v.golden_as));

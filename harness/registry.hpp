@@ -16,6 +16,8 @@ const FamilySpec& family(const std::string& name);
 const VariantSpec& variant(const FamilySpec& f, const std::string& name);
 // Variants that are not mutants, in declaration order.
 std::vector<const VariantSpec*> real_variants(const FamilySpec& f);
+// Mutant variants over all families: 0 unless a mutant target is linked.
+size_t mutants_linked();
 // Parse "k=896 n=12" against the family's dims; throws BadInput(where + ": ...") on a bad token,
 // a missing or unknown dimension, or a shape the family rejects.
 Shape parse_shape(const FamilySpec& f, const std::vector<std::string>& tokens, const std::string& where);

@@ -92,6 +92,9 @@ expect 0 'bitgate prop: 6 generated cases over 3 families: all held' -- "$bg" pr
 # With no mutant linked (bitgate itself), --mutants says so before judging the names.
 expect_one_line 2 "--mutants: no mutant variants are linked into this executable" -- \
     "$bg" check --host-only --mutants --family attention --variant m_non_causal
+expect_one_line 2 "--mutants: no mutant variants are linked into this executable" -- \
+    "$bg" prop --host-only --mutants --count 3
+expect_one_line 2 "--mutants excludes --append" -- "$bg" prop --host-only --mutants --append --count 3
 expect 1 'the selection has no cases' -- "$bg" check --host-only --family quantize_q8_0 --filter nomatch
 expect 0 '0 cases' -- "$bg" check --host-only --family quantize_q8_0 --filter nomatch --allow-empty
 expect 2 'not a regular expression' -- "$bg" check --host-only --filter '('
@@ -191,6 +194,13 @@ expect 0 'ci/device: every step passed' -- env PATH="$tmp/fakebin:$PATH" STEPS="
 expect 0 '^--tool racecheck --error-exitcode 9 --print-limit 20 .* check --device .*--shard 0/1$' -- cat "$tmp/sanitizer-args"
 expect 0 '^--tool racecheck --error-exitcode 9 --print-limit 5 .*/bitgate-mutants check --mutants --device --family mmq_q8_0 --variant m_no_wait ' -- cat "$tmp/sanitizer-args"
 expect 1 'ci/device: FAILED: race \(exit 0, expected 9\)' -- env PATH="$tmp/fakebin:$PATH" STEPS=race FAKE_RACE_RC=0 "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
+# ci/device: the prop-mutants step runs prop --mutants on the device; its summary stands in the
+# table, and a mutant the search misses fails the gate.
+printf '#!/usr/bin/env bash\necho "$*" >"%s/mutants-args"\necho "bitgate prop --mutants: 3 mutants searched: 3 caught, 0 missed, 0 with another class"\nexit "${FAKE_PM_RC:-0}"\n' "$tmp" >"$tmp/fakebin/bitgate-mutants"
+chmod +x "$tmp/fakebin/bitgate-mutants"
+expect 0 '^prop-mutants +rc=0 +expected=0 +[0-9]+ s +ok +bitgate prop --mutants: 3 mutants searched: 3 caught' -- env STEPS=prop-mutants "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
+expect 0 '^prop --mutants --device --count 100 --seed [0-9]+$' -- cat "$tmp/mutants-args"
+expect 1 'ci/device: FAILED: prop-mutants \(exit 1, expected 0\)' -- env STEPS=prop-mutants FAKE_PM_RC=1 "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
 # A step name the gate does not know, or a selection of none, is bad input, not a green gate.
 expect_one_line 2 "ci/device: unknown step 'rac' in STEPS" -- env STEPS="lint rac" "$src/ci/device" "$tmp/fakebin" "$tmp/dev"
 expect_one_line 2 'ci/device: STEPS selects no step' -- env STEPS=" " "$src/ci/device" "$tmp/fakebin" "$tmp/dev"

@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 
-#include "bitgate/inputs.hpp"
 #include "catalog.hpp"
 #include "check.hpp"
 #include "diff.hpp"
@@ -15,32 +14,14 @@
 #include "host_run.hpp"
 #include "registry.hpp"
 #include "report.hpp"
+#include "toy_family.hpp"
 
 using namespace bitgate;
 
 namespace {
 
-// A toy family: y[i] = x[i] + 1 over n floats, with models broken in the ways the engine must see.
-FamilySpec toy(HostModel model) {
-    return FamilySpec{
-        .name = "toy",
-        .dims = {{.name = "n", .lo = 1, .hi = 64}},
-        .tensors = {{.name = "x", .role = Role::input, .elem = Elem::f32,
-                     .bytes = [](const Shape& s) { return size_t(s["n"]) * 4; },
-                     .generate = [](const Shape& s, const GenRequest& r, std::span<uint8_t> b) { inputs::fill_f32(b, r, s["n"]); }},
-                    {.name = "y", .role = Role::output, .elem = Elem::f32,
-                     .bytes = [](const Shape& s) { return size_t(s["n"]) * 4; },
-                     .decode = [](const Shape&, size_t off) { return "i=" + std::to_string(off / 4); }}},
-        .profiles = {"uniform"},
-        .variants = {{.name = "v", .model = std::move(model)}},
-    };
-}
-
-Shape shape_n(int64_t n) { return Shape{{"n"}, {n}, "toy"}; }
-
-void add_one(const Shape& s, const HostIo& io) {
-    for (int64_t i = 0; i < s["n"]; ++i) io.output<float>("y")[i] = io.input<float>("x")[i] + 1.0f;
-}
+using toy::add_one;
+using toy::shape_n;
 
 std::string write_temp(const std::string& name, const std::string& text) {
     const auto dir = std::filesystem::temp_directory_path() / "bitgate_engine_test";
@@ -63,7 +44,7 @@ std::string bad_input_message(F f) {
 }  // namespace
 
 TEST(HostRun, SoundModelPassesAndIsDeterministic) {
-    const FamilySpec f = toy(add_one);
+    const FamilySpec f = toy::family(add_one);
     const auto in = make_inputs(f, shape_n(40), 5, "uniform");
     const ModelRun a = run_model(f, f.variants[0], shape_n(40), in, true);
     EXPECT_EQ(a.verdict, Verdict::ok);
@@ -72,7 +53,7 @@ TEST(HostRun, SoundModelPassesAndIsDeterministic) {
 }
 
 TEST(HostRun, UnwrittenBytesAreFound) {
-    const FamilySpec f = toy([](const Shape& s, const HostIo& io) {
+    const FamilySpec f = toy::family([](const Shape& s, const HostIo& io) {
         for (int64_t i = 0; i + 1 < s["n"]; ++i) io.output<float>("y")[i] = 1.0f;  // forgets the last
     });
     const ModelRun r = run_model(f, f.variants[0], shape_n(8), make_inputs(f, shape_n(8), 1, "uniform"), true);
@@ -83,7 +64,7 @@ TEST(HostRun, UnwrittenBytesAreFound) {
 }
 
 TEST(HostRun, WritePastTheEndHitsTheGuard) {
-    const FamilySpec f = toy([](const Shape& s, const HostIo& io) {
+    const FamilySpec f = toy::family([](const Shape& s, const HostIo& io) {
         add_one(s, io);
         io.output<float>("y")[s["n"]] = 0.0f;
     });
@@ -92,7 +73,7 @@ TEST(HostRun, WritePastTheEndHitsTheGuard) {
 }
 
 TEST(HostRun, WritingTheInputIsFound) {
-    const FamilySpec f = toy([](const Shape& s, const HostIo& io) {
+    const FamilySpec f = toy::family([](const Shape& s, const HostIo& io) {
         add_one(s, io);
         const_cast<float*>(io.input<float>("x"))[2] = 9.0f;
     });
@@ -101,7 +82,7 @@ TEST(HostRun, WritingTheInputIsFound) {
 }
 
 TEST(Diff, DecodesCoordinatesHexAndUlp) {
-    const FamilySpec f = toy(add_one);
+    const FamilySpec f = toy::family(add_one);
     std::vector<uint8_t> e(16, 0), a(16, 0);
     const float one = 1.0f;
     uint32_t next;
@@ -119,7 +100,7 @@ TEST(Diff, DecodesCoordinatesHexAndUlp) {
 }
 
 TEST(Diff, SignedZerosDifferInBytesThoughEqualAsFloats) {
-    const FamilySpec f = toy(add_one);
+    const FamilySpec f = toy::family(add_one);
     const float pz = 0.0f, nz = -0.0f;
     std::vector<uint8_t> e(4), a(4);
     std::memcpy(e.data(), &pz, 4);
@@ -224,7 +205,7 @@ void skip_zero_blocks(const Shape& s, const HostIo& io) {
 }
 
 FamilySpec toy_profiles(HostModel model) {
-    FamilySpec f = toy(std::move(model));
+    FamilySpec f = toy::family(std::move(model));
     f.dims[0].hi = 4096;
     f.profiles = {"uniform", "zeros"};
     return f;
