@@ -84,12 +84,17 @@ Hunt hunt_mutant(const FamilySpec& f, const VariantSpec& m, const HuntOptions& o
     rc::detail::TestMetadata meta;
     meta.id = meta.description = name + " over generated shapes";
     Quiet quiet;
-    rc::detail::checkTestable(property, meta, params, quiet);  // the outcome is read from `hunt`
+    const rc::detail::TestResult result = rc::detail::checkTestable(property, meta, params, quiet);
     progress.clear();
     if (!hunt.first) {
         hunt.outcome = HuntOutcome::missed;
-        std::printf("prop --mutants %s: MISSED: agreed with %s on all %zu generated cases (must be caught as %s)\n",
-                    name.c_str(), imitated.name.c_str(), hunt.cases, m.expect.c_str());
+        // Giving up (too few generated shapes valid for the mutant) finds nothing either.
+        if (result.template is<rc::detail::GaveUpResult>())
+            std::printf("prop --mutants %s: MISSED: the search gave up after %zu cases, too few generated shapes being "
+                        "valid for it (must be caught as %s)\n", name.c_str(), hunt.cases, m.expect.c_str());
+        else
+            std::printf("prop --mutants %s: MISSED: agreed with %s on all %zu generated cases (must be caught as %s)\n",
+                        name.c_str(), imitated.name.c_str(), hunt.cases, m.expect.c_str());
         return hunt;
     }
     bool right = true;

@@ -60,6 +60,15 @@ TEST(PropMutants, AMutantThatNeverDiffersIsMissedAndFails) {
     EXPECT_EQ(prop_mutants({&f}, {}, HuntOptions{.seed = 1, .count = 40}), int(exit_failed));
 }
 
+TEST(PropMutants, AMutantNoGeneratedShapeFitsIsMissed) {
+    // RapidCheck gives up when it discards too many cases; that finds nothing and must not pass.
+    FamilySpec f = toy_with_mutant(wrong_from_1000);
+    f.variants[1].valid = [](const Shape&) { return std::string("valid for no shape"); };
+    const Hunt h = hunt_mutant(f, f.variants[1], HuntOptions{.seed = 1, .count = 20});
+    EXPECT_EQ(h.outcome, HuntOutcome::missed);
+    EXPECT_EQ(h.cases, 0u);
+}
+
 TEST(PropMutants, AFindOfAnotherClassFails) {
     const FamilySpec f = toy_with_mutant(wrong_from_1000, "unwritten");
     const Hunt h = hunt_mutant(f, f.variants[1], HuntOptions{.seed = 1, .count = 100});
