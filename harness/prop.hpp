@@ -31,13 +31,14 @@ struct Hunt {
     HuntOutcome outcome = HuntOutcome::not_searched;
     size_t cases = 0;          // cases run, shrinking's included
     size_t first = 0;          // the generated case that first found it (0: none did)
+    Verdict first_class = Verdict::ok;  // the class it showed there, which shrinking keeps
     std::string catalog_line;  // the shrunk counterexample
     std::vector<Result> shrunk;
 };
 
 // Searches generated shapes for a case where mutant `m` differs from the variant it imitates (a
 // kernel mutant's device run from that variant's model, a host mutant's model from its model),
-// shrinks the first one found, and judges the class on the shrunk case. Prints what it finds. A
+// shrinks the first one found (keeping to the class it showed), and judges that class. Prints what it finds. A
 // kernel mutant is not searched without `device` (outcome not_searched, nothing printed).
 Hunt hunt_mutant(const FamilySpec& f, const VariantSpec& m, const HuntOptions& o);
 

@@ -64,12 +64,15 @@ Hunt hunt_mutant(const FamilySpec& f, const VariantSpec& m, const HuntOptions& o
         if (!hunt.first || o.verbose) progress.clear();
         if (o.verbose)
             for (const Result& r : rs) print_result(stdout, r);
-        // A mutant's result "passes" when it is caught; here any difference at all is a find.
+        // A mutant's result "passes" when it is caught; here any difference at all is a find. Once
+        // found, shrinking keeps to the class first seen: a smaller case failing in another way
+        // shows another consequence, not a smaller counterexample of the same one.
         std::vector<Result> found;
         for (const Result& r : rs)
-            if (r.verdict != Verdict::ok && r.verdict != Verdict::skipped) found.push_back(r);
+            if (r.verdict != Verdict::ok && r.verdict != Verdict::skipped && (!hunt.first || r.verdict == hunt.first_class))
+                found.push_back(r);
         if (found.empty()) return;
-        if (!hunt.first) hunt.first = hunt.cases;
+        if (!hunt.first) hunt.first = hunt.cases, hunt.first_class = found.front().verdict;
         // Shrinking runs the property again on smaller cases; the last failing one is the shrunk case.
         hunt.catalog_line = catalog_line(f, s, seed, profile);
         hunt.shrunk = found;

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "catalog.hpp"
 #include "check.hpp"
@@ -49,6 +50,31 @@ TEST(PropMutants, ShrinksToTheLeastFailingShape) {
     ASSERT_FALSE(h.shrunk.empty());
     EXPECT_EQ(h.shrunk.front().verdict, Verdict::golden_mismatch);
     EXPECT_EQ(h.shrunk.front().shape, "n=1000");
+}
+
+// From n = 1000 on, the mutant's defect depends on its input: when x[0] < 0 it leaves y[0]
+// unwritten (class unwritten), else it adds 1 to the last value (golden_mismatch). Shrinking the
+// case's seed can turn one into the other; it must keep the class first found and end at n = 1000.
+void defect_by_sign(const Shape& s, const HostIo& io) {
+    const float* x = io.input<float>("x");
+    float* y = io.output<float>("y");
+    const bool skip_first = s["n"] >= 1000 && x[0] < 0.0f;
+    for (int64_t i = skip_first ? 1 : 0; i < s["n"]; ++i) y[i] = x[i] + 1.0f;
+    if (s["n"] >= 1000 && !skip_first) y[s["n"] - 1] += 1.0f;
+}
+
+TEST(PropMutants, ShrinkingKeepsTheClassFirstFound) {
+    std::set<Verdict> classes;
+    for (uint64_t seed = 1; seed <= 8; ++seed) {
+        const FamilySpec f = toy_with_mutant(defect_by_sign, "unwritten");
+        const Hunt h = hunt_mutant(f, f.variants[1], HuntOptions{.seed = seed, .count = 100});
+        ASSERT_FALSE(h.shrunk.empty()) << "seed " << seed;
+        classes.insert(h.first_class);
+        EXPECT_EQ(h.shrunk.front().verdict, h.first_class) << "seed " << seed;
+        EXPECT_EQ(dim_of(h.catalog_line, "n"), 1000) << "seed " << seed;
+        EXPECT_EQ(h.outcome, h.first_class == Verdict::unwritten ? HuntOutcome::caught : HuntOutcome::wrong_class);
+    }
+    EXPECT_EQ(classes.size(), 2u) << "the seeds should find both classes first";
 }
 
 TEST(PropMutants, AMutantThatNeverDiffersIsMissedAndFails) {
