@@ -39,6 +39,17 @@ int64_t dim_of(const std::string& catalog_line, const std::string& dim) {
     return at == std::string::npos ? -1 : std::stoll(catalog_line.substr(at + dim.size() + 2));
 }
 
+// From n = 1000 on, the mutant's defect depends on its input: when x[0] < 0 it leaves y[0]
+// unwritten (class unwritten), else it adds 1 to the last value (golden_mismatch). Shrinking the
+// case's seed can turn one into the other; it must keep the class first found and end at n = 1000.
+void defect_by_sign(const Shape& s, const HostIo& io) {
+    const float* x = io.input<float>("x");
+    float* y = io.output<float>("y");
+    const bool skip_first = s["n"] >= 1000 && x[0] < 0.0f;
+    for (int64_t i = skip_first ? 1 : 0; i < s["n"]; ++i) y[i] = x[i] + 1.0f;
+    if (s["n"] >= 1000 && !skip_first) y[s["n"] - 1] += 1.0f;
+}
+
 }  // namespace
 
 TEST(PropMutants, ShrinksToTheLeastFailingShape) {
@@ -50,17 +61,6 @@ TEST(PropMutants, ShrinksToTheLeastFailingShape) {
     ASSERT_FALSE(h.shrunk.empty());
     EXPECT_EQ(h.shrunk.front().verdict, Verdict::golden_mismatch);
     EXPECT_EQ(h.shrunk.front().shape, "n=1000");
-}
-
-// From n = 1000 on, the mutant's defect depends on its input: when x[0] < 0 it leaves y[0]
-// unwritten (class unwritten), else it adds 1 to the last value (golden_mismatch). Shrinking the
-// case's seed can turn one into the other; it must keep the class first found and end at n = 1000.
-void defect_by_sign(const Shape& s, const HostIo& io) {
-    const float* x = io.input<float>("x");
-    float* y = io.output<float>("y");
-    const bool skip_first = s["n"] >= 1000 && x[0] < 0.0f;
-    for (int64_t i = skip_first ? 1 : 0; i < s["n"]; ++i) y[i] = x[i] + 1.0f;
-    if (s["n"] >= 1000 && !skip_first) y[s["n"] - 1] += 1.0f;
 }
 
 TEST(PropMutants, ShrinkingKeepsTheClassFirstFound) {
