@@ -30,7 +30,10 @@ __device__ __forceinline__ uint64_t l2_evict_first_policy() {
 }
 // cp_async16 for data read once, in pieces smaller than a line: the line is kept under `policy`
 // (l2_evict_first_policy) and L2 fetches all 128 bytes of it, so a later copy of its other
-// bytes finds them there.
+// bytes finds them there. Under nvcc 13.0 this form has twice run as an illegal instruction where
+// other copies of the same kernel ran fine (the head_dim 64 split kernel's V copy; copies issued
+// before griddepcontrol.wait: bench/RESULTS.md, 2026-12-06, twelfth): a new use of it is trusted
+// only once it has run on the device.
 __device__ __forceinline__ void cp_async16_stream(void* dst, const void* src, uint64_t policy) {
     asm volatile("cp.async.cg.shared.global.L2::cache_hint.L2::128B [%0], [%1], 16, %2;" ::"r"(
                      uint32_t(__cvta_generic_to_shared(dst))),
