@@ -1,6 +1,6 @@
-// prop's generators, and prop --mutants: each mutant's property is "it agrees with the variant it imitates", and the
-// search must falsify it within --count cases, then shrink it as it would a real failure, and the
-// shrunk case must show the class the mutant expects. So the search and the shrinking are shown
+// prop's generators, and prop --mutants: each mutant's property is "it agrees with the variant it
+// imitates", and the search must falsify it within --count cases, then shrink it as it would a
+// real failure, and the shrunk case must show the class the mutant expects. So the search and the shrinking are shown
 // to find a planted defect from generated shapes alone, not from catalog lines written for it.
 #include <cstdio>
 
@@ -68,11 +68,15 @@ Hunt hunt_mutant(const FamilySpec& f, const VariantSpec& m, const HuntOptions& o
         // found, shrinking keeps to the class first seen: a smaller case failing in another way
         // shows another consequence, not a smaller counterexample of the same one.
         std::vector<Result> found;
-        for (const Result& r : rs)
-            if (r.verdict != Verdict::ok && r.verdict != Verdict::skipped && (!hunt.first || r.verdict == hunt.first_class))
-                found.push_back(r);
+        for (const Result& r : rs) {
+            const bool differs = r.verdict != Verdict::ok && r.verdict != Verdict::skipped;
+            if (differs && (!hunt.first || r.verdict == hunt.first_class)) found.push_back(r);
+        }
         if (found.empty()) return;
-        if (!hunt.first) hunt.first = hunt.cases, hunt.first_class = found.front().verdict;
+        if (!hunt.first) {
+            hunt.first = hunt.cases;
+            hunt.first_class = found.front().verdict;
+        }
         // Shrinking runs the property again on smaller cases; the last failing one is the shrunk case.
         hunt.catalog_line = catalog_line(f, s, seed, profile);
         hunt.shrunk = found;

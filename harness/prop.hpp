@@ -38,8 +38,9 @@ struct Hunt {
 
 // Searches generated shapes for a case where mutant `m` differs from the variant it imitates (a
 // kernel mutant's device run from that variant's model, a host mutant's model from its model),
-// shrinks the first one found (keeping to the class it showed), and judges that class. Prints what it finds. A
-// kernel mutant is not searched without `device` (outcome not_searched, nothing printed).
+// shrinks the first one found (keeping to the class it showed), and judges that class. Prints
+// what it finds. A kernel mutant is not searched without `device` (outcome not_searched, nothing
+// printed).
 Hunt hunt_mutant(const FamilySpec& f, const VariantSpec& m, const HuntOptions& o);
 
 // `prop --mutants` over the mutants of `fams` that `variants` selects (none named: all); prints one
