@@ -30,10 +30,14 @@ __device__ __forceinline__ uint64_t l2_evict_first_policy() {
 }
 // cp_async16 for data read once, in pieces smaller than a line: the line is kept under `policy`
 // (l2_evict_first_policy) and L2 fetches all 128 bytes of it, so a later copy of its other
-// bytes finds them there. Under nvcc 13.0 this form has twice run as an illegal instruction where
-// other copies of the same kernel ran fine (the head_dim 64 split kernel's V copy; copies issued
-// before griddepcontrol.wait: bench/RESULTS.md, 2026-12-06, twelfth): a new use of it is trusted
-// only once it has run on the device.
+// bytes finds them there. Under nvcc 13.0 this form has three times run as an illegal instruction
+// where other copies of the same kernel ran fine (the head_dim 64 split kernel's V copy; copies
+// issued before griddepcontrol.wait: bench/RESULTS.md, 2026-12-06, twelfth; the split kernel with
+// its p.v stage unrolled 32 keys deep: 2026-12-06, fourteenth). The third one could be read in the
+// SASS (`cuobjdump -sass`): the copies took their policy as `desc[UR1]`, a uniform register
+// nothing in the kernel writes, where a good build loads `desc[UR6]` with the policy first. A new
+// use of this form, or a change to a kernel around it, is trusted only once it has run on the
+// device.
 __device__ __forceinline__ void cp_async16_stream(void* dst, const void* src, uint64_t policy) {
     asm volatile("cp.async.cg.shared.global.L2::cache_hint.L2::128B [%0], [%1], 16, %2;" ::"r"(
                      uint32_t(__cvta_generic_to_shared(dst))),
