@@ -1,7 +1,8 @@
 // prop's generators, and prop --mutants: each mutant's property is "it agrees with the variant it
 // imitates", and the search must falsify it within --count cases, then shrink it as it would a
-// real failure, and the shrunk case must show the class the mutant expects. So the search and the shrinking are shown
-// to find a planted defect from generated shapes alone, not from catalog lines written for it.
+// real failure, and the shrunk case must show the class the mutant expects. So the search and the
+// shrinking are shown to find a planted defect from generated shapes alone, not from catalog
+// lines written for it.
 #include <cstdio>
 
 #include "catalog.hpp"
