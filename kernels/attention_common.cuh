@@ -1,7 +1,7 @@
 // What the attention kernels share (kernels/attention_kernels.cuh gathers them and states the
 // order they follow): the defects a mutant switches on, the split and `part` row constants, the
-// loop pragmas (none under the CPU simulation), the f16 widening, the max, a group's head numbering
-// and the decode pass sizes.
+// loop pragmas (none under the CPU simulation), the f16 widening, the max, a value the compiler may not fold,
+// a group's head numbering and the decode pass sizes.
 #pragma once
 #if !defined(BITGATE_CUDA_SIM)
 #include <cuda_fp16.h>
@@ -49,8 +49,19 @@ __device__ __forceinline__ void unpack8(const uint4 w, float* f) {
 }
 
 // The max of finite values is the same in any order (and a +0/-0 tie changes no later bit:
-// exp_det(+-0) = 1), so the kernels reduce it in trees.
-__device__ __forceinline__ float max_of(float a, float b) { return a > b ? a : b; }
+// exp_det(+-0) = 1), so the kernels reduce it in trees. fmaxf is one FMNMX where the model's
+// ternary costs a compare and a select; the two differ only when an operand is NaN, and NaN
+// bits are outside the contract (docs/attention.md, "Inputs, NaN and infinity").
+__device__ __forceinline__ float max_of(float a, float b) { return fmaxf(a, b); }
+
+// v, hidden from the compiler's arithmetic: it cannot fold a value computed through opaque()
+// into addresses outside the branch that needs it (decode's last split, attention_decode_split.cuh).
+__device__ __forceinline__ int opaque(int v) {
+#if !defined(BITGATE_CUDA_SIM)
+    asm volatile("" : "+r"(v));
+#endif
+    return v;
+}
 
 // q head g of kv head kvh's group; Bug::kv_head_mod spreads heads round-robin over kv heads.
 template <Bug B>

@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(kPipeThreads)
             BITGATE_UNROLL
             for (int g = 0; g < HC; ++g) {
                 const float m = max_of(max_of(smax[g], smax[HC + g]), max_of(smax[2 * HC + g], smax[3 * HC + g]));
-                sp[t * PR + g] = exp_det(sc[g] - m);
+                sp[t * PR + g] = exp_det_nonpos(sc[g] - m);  // s - m <= 0: exp_det's bits
             }
         }
         cp_async_wait<2>();  // V of this split has landed (this thread's copies) ...

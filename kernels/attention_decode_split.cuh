@@ -72,7 +72,7 @@ inline size_t decode_smem_bytes(int D, int G, int T) {
 //    shared memory as broadcast reads shared by the thread's keys; each score is one sequential
 //    fma chain over d, the stages in d order.
 //  - max per head: warp trees, then the warps through shared memory; p = exp_det(s - m) to
-//    shared memory as rows [key][head].
+//    shared memory as rows [key][head], by exp_det_nonpos (s - m <= 0: the same bits).
 //  - p.v: every thread, owning dims D/T t .. D/T t + D/T - 1 of every head of the pass, V (a warp
 //    reads 128 or 64 contiguous bytes a key) and p (broadcast rows) from shared memory; one fma
 //    chain per (head, dim) in key order, the stages in key order. (Until 2026-12-04, fifth, at
@@ -142,10 +142,14 @@ __global__ void __launch_bounds__(T, 512 / T)
                     for (int k = 0; k < Geo::COPIES; ++k)
                         copy16(dst + k * decltype(dstep)::value, row0 + k * decltype(rstep)::value * D);
                 } else {
+                    // nk - 1 through opaque(): otherwise the compiler hoists these clamped
+                    // addresses out of the branch and keeps them live through every split
+                    // (127 registers a thread against 96 at the 7B shape).
+                    const int last = opaque(nk - 1);
                     BITGATE_UNROLL
                     for (int k = 0; k < Geo::COPIES; ++k)
                         copy16(dst + k * decltype(dstep)::value,
-                               src + int64_t(min(r0 + k * decltype(rstep)::value, nk - 1)) * D);
+                               src + int64_t(min(r0 + k * decltype(rstep)::value, last)) * D);
                 }
             };
             if (s < Geo::KSTAGES)
@@ -259,7 +263,7 @@ __global__ void __launch_bounds__(T, 512 / T)
                 // exp_det a branch of its own, and the 14 of a thread ran one after another.
                 float pk[PR];
                 BITGATE_UNROLL
-                for (int g = 0; g < PR; ++g) pk[g] = g < HC ? exp_det(sc[k][g] - mh[g]) : 0.0f;
+                for (int g = 0; g < PR; ++g) pk[g] = g < HC ? exp_det_nonpos(sc[k][g] - mh[g]) : 0.0f;
                 BITGATE_UNROLL
                 for (int r = 0; r < PR; r += 4)
                     if (valid[k])

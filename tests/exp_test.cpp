@@ -1,10 +1,13 @@
 // exp_det: spot values, the exhaustive accuracy proof against exp in double over all 2^32
 // inputs (the figures docs/exp.md states), and host == device bit for bit over all 2^32 inputs.
+// exp_det_nonpos: exp_det's bits on every argument <= 0 (and a NaN for every NaN), on the host
+// and on the device.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -29,11 +32,62 @@ double ulp_err(float got, double exact) {
     return std::fabs(double(got) - exact) / std::ldexp(1.0, E - 23);
 }
 
+// f(lo, hi) over [first, last) in interleaved shards of `shard` patterns, on every hardware
+// thread; the shards' results are combined by R::merge.
+template <class R, class F>
+R sharded(uint64_t first, uint64_t last, uint64_t shard, F f) {
+    const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
+    std::vector<R> part(nt);
+    std::vector<std::thread> ts;
+    for (unsigned t = 0; t < nt; ++t)
+        ts.emplace_back([&, t] {
+            for (uint64_t lo = first + uint64_t(t) * shard; lo < last; lo += uint64_t(nt) * shard)
+                part[t].merge(f(lo, std::min(lo + shard, last)));
+        });
+    for (auto& t : ts) t.join();
+    R all;
+    for (const R& p : part) all.merge(p);
+    return all;
+}
+
 struct Sweep {
     double max_normal = 0, max_subnormal = 0;  // by the correctly rounded result's range
     uint32_t worst = 0;
     uint64_t not_correctly_rounded = 0, nan_bad = 0;
+    void merge(const Sweep& o) {
+        if (std::max(o.max_normal, o.max_subnormal) > std::max(max_normal, max_subnormal)) worst = o.worst;
+        max_normal = std::max(max_normal, o.max_normal);
+        max_subnormal = std::max(max_subnormal, o.max_subnormal);
+        not_correctly_rounded += o.not_correctly_rounded;
+        nan_bad += o.nan_bad;
+    }
 };
+
+// Patterns where two results differ: their number and the first. With nan_any, two NaNs of any
+// bits agree (exp_det_nonpos leaves a NaN's bits open).
+struct Mismatch {
+    uint64_t count = 0, first = ~0ull;
+    void merge(const Mismatch& o) {
+        count += o.count;
+        first = std::min(first, o.first);
+    }
+    void add(uint64_t b, uint32_t got, uint32_t want, bool nan_any) {
+        const bool nans = std::isnan(f32_from_bits(got)) && std::isnan(f32_from_bits(want));
+        if (got == want || (nan_any && nans)) return;
+        ++count;
+        first = std::min(first, b);
+    }
+};
+
+// exp_det_nonpos against exp_det over bit patterns [lo, hi).
+BITGATE_FMA_CLONES Mismatch nonpos_vs_exp_det(uint64_t lo, uint64_t hi) {
+    Mismatch m;
+    for (uint64_t b = lo; b < hi; ++b) {
+        const float x = f32_from_bits(uint32_t(b));
+        m.add(b, f32_bits(exp_det_nonpos(x)), f32_bits(exp_det(x)), true);
+    }
+    return m;
+}
 
 // Over bit patterns [lo, hi). Cheap expectations where the answer is known exactly: above 89 the
 // result overflows, below -104 it is below 2^-150 (rounds to +0), and below 2^-25 in magnitude
@@ -100,31 +154,7 @@ TEST(ExpDet, IntegerMultiplesOfLn2GiveNearPowersOfTwo) {
 // The accuracy proof: every one of the 2^32 inputs, sharded over the hardware threads (about a
 // minute of CPU on an FMA-capable x86-64; the FMA clone of the loop is picked at load time).
 TEST(ExpDetExhaustive, AllInputsAgainstDouble) {
-    const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
-    const uint64_t total = 1ull << 32, shard = 1ull << 22;  // 1024 interleaved shards for balance
-    std::vector<Sweep> part(nt);
-    std::vector<std::thread> ts;
-    for (unsigned t = 0; t < nt; ++t)
-        ts.emplace_back([&, t] {
-            for (uint64_t lo = uint64_t(t) * shard; lo < total; lo += uint64_t(nt) * shard) {
-                const Sweep s = sweep(lo, lo + shard);
-                Sweep& p = part[t];
-                if (std::max(s.max_normal, s.max_subnormal) > std::max(p.max_normal, p.max_subnormal)) p.worst = s.worst;
-                p.max_normal = std::max(p.max_normal, s.max_normal);
-                p.max_subnormal = std::max(p.max_subnormal, s.max_subnormal);
-                p.not_correctly_rounded += s.not_correctly_rounded;
-                p.nan_bad += s.nan_bad;
-            }
-        });
-    for (auto& t : ts) t.join();
-    Sweep all;
-    for (const Sweep& p : part) {
-        if (std::max(p.max_normal, p.max_subnormal) > std::max(all.max_normal, all.max_subnormal)) all.worst = p.worst;
-        all.max_normal = std::max(all.max_normal, p.max_normal);
-        all.max_subnormal = std::max(all.max_subnormal, p.max_subnormal);
-        all.not_correctly_rounded += p.not_correctly_rounded;
-        all.nan_bad += p.nan_bad;
-    }
+    const Sweep all = sharded<Sweep>(0, 1ull << 32, 1ull << 22, sweep);
     std::printf("exp_det over 2^32 inputs: max %.4f ulp (normal results), %.4f ulp (subnormal results), "
                 "worst x = %a, %llu not correctly rounded\n",
                 all.max_normal, all.max_subnormal, double(f32_from_bits(all.worst)),
@@ -135,29 +165,56 @@ TEST(ExpDetExhaustive, AllInputsAgainstDouble) {
     EXPECT_EQ(all.nan_bad, 0u);
 }
 
-// Host == device, bit for bit, over all 2^32 inputs: the device evaluates in chunks of 2^28.
+// Every argument exp_det_nonpos takes: +0, the positive NaNs and every pattern with the sign bit
+// set (-0, the negatives, -inf, the negative NaNs), 2^31 + 2^23 patterns.
+TEST(ExpDetNonpos, SameBitsAsExpDetOnEveryNonPositiveInput) {
+    Mismatch m = sharded<Mismatch>(0x7f800001ull, 1ull << 32, 1ull << 22, nonpos_vs_exp_det);
+    m.merge(nonpos_vs_exp_det(0, 1));
+    EXPECT_EQ(m.count, 0u) << "first mismatch at x bits 0x" << std::hex << m.first;
+}
+
+// The comparison above can fail: past 64 ln 2 (k + 64 beyond the exponent range) the shortcut
+// leaves exp_det, while up to 44 it still agrees.
+TEST(ExpDetNonpos, TheCheckFailsOnPositiveArgumentsBeyondItsRange) {
+    const uint64_t one = f32_bits(1.0f), b44 = f32_bits(44.0f), b89 = f32_bits(89.0f);
+    EXPECT_EQ(sharded<Mismatch>(one, b44, 1ull << 16, nonpos_vs_exp_det).count, 0u);
+    EXPECT_GT(sharded<Mismatch>(b44, b89, 1ull << 16, nonpos_vs_exp_det).count, 0u);
+}
+
+// Host == device, bit for bit, over [first, first + count) in chunks of 2^28; nonpos: the device
+// runs exp_det_nonpos (NaN bits left open), else exp_det (every bit).
+Mismatch device_against_host(uint64_t first, uint64_t count, bool nonpos) {
+    const uint64_t chunk = 1u << 28;
+    std::vector<uint32_t> dev(chunk);
+    Mismatch all;
+    for (uint64_t base = first; base < first + count; base += chunk) {
+        const uint64_t n = std::min(chunk, first + count - base);
+        const std::string err = test::exp_det_device(uint32_t(base), uint32_t(n), dev.data(), nonpos);
+        if (!err.empty()) {
+            ADD_FAILURE() << "device: " << err;
+            return all;
+        }
+        all.merge(sharded<Mismatch>(0, n, 1ull << 22, [&](uint64_t lo, uint64_t hi) {
+            Mismatch m;
+            for (uint64_t i = lo; i < hi; ++i) {
+                const float x = f32_from_bits(uint32_t(base + i));
+                m.add(base + i, dev[i], f32_bits(nonpos ? exp_det_nonpos(x) : exp_det(x)), nonpos);
+            }
+            return m;
+        }));
+    }
+    return all;
+}
+
 TEST(ExpDetDevice, HostEqualsDeviceOnAllInputs) {
     BITGATE_REQUIRE_GPU();
-    const uint32_t chunk = 1u << 28;
-    std::vector<uint32_t> dev(chunk);
-    const unsigned nt = std::max(1u, std::thread::hardware_concurrency());
-    uint64_t bad = 0, first_bad = 0;
-    for (uint64_t base = 0; base < (1ull << 32); base += chunk) {
-        ASSERT_EQ(test::exp_det_device(uint32_t(base), chunk, dev.data()), "");
-        std::vector<uint64_t> counts(nt, 0), firsts(nt, ~0ull);
-        std::vector<std::thread> ts;
-        for (unsigned t = 0; t < nt; ++t)
-            ts.emplace_back([&, t] {
-                const uint64_t lo = uint64_t(chunk) * t / nt, hi = uint64_t(chunk) * (t + 1) / nt;
-                for (uint64_t i = lo; i < hi; ++i)
-                    if (f32_bits(exp_det(f32_from_bits(uint32_t(base + i)))) != dev[i] && !counts[t]++)
-                        firsts[t] = base + i;
-            });
-        for (auto& t : ts) t.join();
-        for (unsigned t = 0; t < nt; ++t) {
-            if (counts[t] && (!bad || firsts[t] < first_bad)) first_bad = firsts[t];
-            bad += counts[t];
-        }
-    }
-    EXPECT_EQ(bad, 0u) << "first mismatch at x bits 0x" << std::hex << first_bad;
+    const Mismatch m = device_against_host(0, 1ull << 32, false);
+    EXPECT_EQ(m.count, 0u) << "first mismatch at x bits 0x" << std::hex << m.first;
+}
+
+TEST(ExpDetNonposDevice, HostEqualsDeviceOnEveryNonPositiveInput) {
+    BITGATE_REQUIRE_GPU();
+    Mismatch m = device_against_host(0x7f800001ull, (1ull << 32) - 0x7f800001ull, true);
+    m.merge(device_against_host(0, 1, true));
+    EXPECT_EQ(m.count, 0u) << "first mismatch at x bits 0x" << std::hex << m.first;
 }

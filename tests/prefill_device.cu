@@ -21,9 +21,11 @@ struct Buf {
     template <class T> T* as() const { return static_cast<T*>(p); }
 };
 
+template <bool Nonpos>
 __global__ void exp_all(uint32_t first, uint32_t count, uint32_t* out) {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < count) out[i] = __float_as_uint(exp_det(__uint_as_float(first + i)));
+    const float x = __uint_as_float(first + i);
+    if (i < count) out[i] = __float_as_uint(Nonpos ? exp_det_nonpos(x) : exp_det(x));
 }
 
 }  // namespace
@@ -65,9 +67,13 @@ PrefillOut run_prefill(PrefillKernel k, int64_t n, int64_t d, const std::vector<
     return o;
 }
 
-std::string exp_det_device(uint32_t first, uint32_t count, uint32_t* out) {
+std::string exp_det_device(uint32_t first, uint32_t count, uint32_t* out, bool nonpos) {
     Buf d(size_t(count) * 4);
-    exp_all<<<(count + 255) / 256, 256>>>(first, count, d.as<uint32_t>());
+    const uint32_t blocks = (count + 255) / 256;
+    if (nonpos)
+        exp_all<true><<<blocks, 256>>>(first, count, d.as<uint32_t>());
+    else
+        exp_all<false><<<blocks, 256>>>(first, count, d.as<uint32_t>());
     if (cudaError_t e = cudaMemcpy(out, d.p, d.bytes, cudaMemcpyDeviceToHost); e != cudaSuccess)
         return cudaGetErrorString(e);
     return "";

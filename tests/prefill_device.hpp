@@ -22,15 +22,16 @@ struct PrefillOut {
 PrefillOut run_prefill(PrefillKernel k, int64_t n, int64_t d, const std::vector<float>& a, const std::vector<float>& b,
                        uint8_t poison);
 
-// exp_det on the device for the float bit patterns first .. first + count - 1, into out.
-std::string exp_det_device(uint32_t first, uint32_t count, uint32_t* out);
+// exp_det (exp_det_nonpos with nonpos) on the device for the float bit patterns
+// first .. first + count - 1, into out.
+std::string exp_det_device(uint32_t first, uint32_t count, uint32_t* out, bool nonpos = false);
 #else
 // Host-only build: the device tests skip before they get here.
 inline PrefillOut run_prefill(PrefillKernel, int64_t, int64_t, const std::vector<float>&, const std::vector<float>&,
                               uint8_t) {
     return PrefillOut{.error = "built without CUDA"};
 }
-inline std::string exp_det_device(uint32_t, uint32_t, uint32_t*) { return "built without CUDA"; }
+inline std::string exp_det_device(uint32_t, uint32_t, uint32_t*, bool = false) { return "built without CUDA"; }
 #endif
 
 }  // namespace bitgate::test

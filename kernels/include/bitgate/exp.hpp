@@ -55,29 +55,24 @@ BITGATE_EXP_HD float pow2(int e) { return from_bits(uint32_t(e + 127) << 23); }
 
 }  // namespace exp_detail
 
-BITGATE_EXP_HD float exp_det(float x) {
-    using namespace exp_detail;
-    const uint32_t ix = bits(x);
-    // NaN: quieted with its sign and payload kept, by a bit operation (an arithmetic op would
-    // return the device's canonical NaN on one side and the input payload on the other). Chosen
-    // by a select at the end, not an early return: without the branch the device compiler
-    // interleaves a thread's independent calls (decode attention's 14 scores a thread: its split
-    // kernel 2-12% faster, bench/RESULTS.md 2026-12-04, sixth). The arithmetic below on a NaN is
-    // defined (C++20: the unsigned-to-int conversion and the shift are modular) and discarded.
-    const bool nan = (ix & 0x7fffffffu) > 0x7f800000u;
+namespace exp_detail {
 
-    // Below -104, exp(x) < 2^-150 rounds to zero; above 89 it overflows. Clamping keeps k in
-    // [-150, 128] (inf clamps too) and lets the final multiply produce the 0 and the inf.
-    x = x < -104.0f ? -104.0f : x;
-    x = x > 89.0f ? 89.0f : x;
+constexpr float kMagic = 12582912.0f;           // 1.5 * 2^23: adding it rounds to an integer
 
-    constexpr float kMagic = 12582912.0f;           // 1.5 * 2^23: adding it rounds to an integer
+// e^r and the magic sum t, for x already clamped to [-104, 89]: x = k ln2 + r with
+// k = bits(t) - bits(kMagic). Shared by exp_det and exp_det_nonpos, which differ only in how
+// they apply 2^k.
+struct Reduced {
+    float e;  // e^r in [0.70, 1.42]
+    float t;  // kMagic + k
+};
+
+BITGATE_EXP_HD Reduced reduce(float x) {
     constexpr float kLog2e = 0x1.715476p+0f;     // log2 e, rounded
     constexpr float kLn2Hi = 0x1.62e430p-1f;     // ln 2, rounded
     constexpr float kLn2Lo = -0x1.05c610p-29f;   // ln 2 - kLn2Hi, rounded
     const float t = fmaf(x, kLog2e, kMagic);        // kMagic + rint(x log2 e), one rounding
     const float kf = t - kMagic;                    // exact
-    const int k = int(bits(t) - bits(kMagic));      // the same integer, from the significand
 
     // r1 = x - k*kLn2Hi is exact: |r1| < 0.35 and both terms are multiples of 2^-24 * ulp(x)'s
     // scale. r = r1 - k*kLn2Lo rounds; dr recovers that rounding (to far below ulp(e^r) / 2^20).
@@ -99,13 +94,49 @@ BITGATE_EXP_HD float exp_det(float x) {
     const float s = 1.0f + r;
     const float err = (1.0f - s) + r;
     const float lo = fmaf(r * r, q, dr + err);     // dr + err is exact to 2^-48
-    const float e = s + lo;                         // e^r in [0.70, 1.42]
+    return {s + lo, t};
+}
+
+}  // namespace exp_detail
+
+BITGATE_EXP_HD float exp_det(float x) {
+    using namespace exp_detail;
+    const uint32_t ix = bits(x);
+    // NaN: quieted with its sign and payload kept, by a bit operation (an arithmetic op would
+    // return the device's canonical NaN on one side and the input payload on the other). Chosen
+    // by a select at the end, not an early return: without the branch the device compiler
+    // interleaves a thread's independent calls (decode attention's 14 scores a thread: its split
+    // kernel 2-12% faster, bench/RESULTS.md 2026-12-04, sixth). The arithmetic below on a NaN is
+    // defined (C++20: the unsigned-to-int conversion and the shift are modular) and discarded.
+    const bool nan = (ix & 0x7fffffffu) > 0x7f800000u;
+
+    // Below -104, exp(x) < 2^-150 rounds to zero; above 89 it overflows. Clamping keeps k in
+    // [-150, 128] (inf clamps too) and lets the final multiply produce the 0 and the inf.
+    x = x < -104.0f ? -104.0f : x;
+    x = x > 89.0f ? 89.0f : x;
+    const Reduced red = reduce(x);
+    const int k = int(bits(red.t) - bits(kMagic));  // the same integer, from the significand
 
     // 2^k = 2^k1 * 2^k2 with both halves normal; e * 2^k1 is exact, the second product rounds once.
     const int k1 = k >> 1;                          // floor(k / 2), in [-75, 64]
     const int k2 = k - k1;                          // in [-75, 64]
-    const float y = (e * pow2(k1)) * pow2(k2);
+    const float y = (red.e * pow2(k1)) * pow2(k2);
     return nan ? from_bits(ix | 0x00400000u) : y;
+}
+
+// exp_det's bits for every x <= 0 (+0 and -0 included), in fewer operations, for softmax's
+// exp(s - max), whose arguments are never positive. With k in [-150, 0], 2^(k+64) is normal, so
+// e * 2^(k+64) is exact and the one rounding is the multiply by 2^-64, as in exp_det, where
+// e * 2^k1 is exact and the multiply by 2^k2 rounds. No upper clamp; no NaN select: a NaN
+// argument gives an unspecified NaN (a kernel whose NaN bits the contract leaves open may use it).
+// tests/exp_test.cpp compares it with exp_det on all 2^31 + 2^23 arguments <= 0 or NaN.
+BITGATE_EXP_HD float exp_det_nonpos(float x) {
+    using namespace exp_detail;
+    x = x < -104.0f ? -104.0f : x;                  // a NaN passes (the comparison is false)
+    const Reduced red = reduce(x);
+    // k + 64 + 127 in the exponent field: bits(t) - bits(kMagic) is k, modulo 2^32.
+    const float p = from_bits((bits(red.t) - bits(kMagic) + 191u) << 23);
+    return (red.e * p) * 0x1p-64f;
 }
 
 }  // namespace bitgate
