@@ -59,12 +59,13 @@ namespace exp_detail {
 
 constexpr float kMagic = 12582912.0f;           // 1.5 * 2^23: adding it rounds to an integer
 
-// e^r and the magic sum t, for x already clamped to [-104, 89]: x = k ln2 + r with
-// k = bits(t) - bits(kMagic). Shared by exp_det and exp_det_nonpos, which differ only in how
-// they apply 2^k.
+// x = k ln2 + r and e^r, for x already clamped to [-104, 89]. Shared by exp_det and
+// exp_det_nonpos, which differ only in how they apply 2^k. (The operations keep exp_det's
+// earlier order, k right after the magic sum: the device compiler then schedules exp_det's
+// callers as before.)
 struct Reduced {
     float e;  // e^r in [0.70, 1.42]
-    float t;  // kMagic + k
+    int k;    // rint(x log2 e), in [-150, 128]
 };
 
 BITGATE_EXP_HD Reduced reduce(float x) {
@@ -73,6 +74,7 @@ BITGATE_EXP_HD Reduced reduce(float x) {
     constexpr float kLn2Lo = -0x1.05c610p-29f;   // ln 2 - kLn2Hi, rounded
     const float t = fmaf(x, kLog2e, kMagic);        // kMagic + rint(x log2 e), one rounding
     const float kf = t - kMagic;                    // exact
+    const int k = int(bits(t) - bits(kMagic));      // the same integer, from the significand
 
     // r1 = x - k*kLn2Hi is exact: |r1| < 0.35 and both terms are multiples of 2^-24 * ulp(x)'s
     // scale. r = r1 - k*kLn2Lo rounds; dr recovers that rounding (to far below ulp(e^r) / 2^20).
@@ -94,7 +96,7 @@ BITGATE_EXP_HD Reduced reduce(float x) {
     const float s = 1.0f + r;
     const float err = (1.0f - s) + r;
     const float lo = fmaf(r * r, q, dr + err);     // dr + err is exact to 2^-48
-    return {s + lo, t};
+    return {s + lo, k};
 }
 
 }  // namespace exp_detail
@@ -115,7 +117,7 @@ BITGATE_EXP_HD float exp_det(float x) {
     x = x < -104.0f ? -104.0f : x;
     x = x > 89.0f ? 89.0f : x;
     const Reduced red = reduce(x);
-    const int k = int(bits(red.t) - bits(kMagic));  // the same integer, from the significand
+    const int k = red.k;
 
     // 2^k = 2^k1 * 2^k2 with both halves normal; e * 2^k1 is exact, the second product rounds once.
     const int k1 = k >> 1;                          // floor(k / 2), in [-75, 64]
@@ -134,8 +136,8 @@ BITGATE_EXP_HD float exp_det_nonpos(float x) {
     using namespace exp_detail;
     x = x < -104.0f ? -104.0f : x;                  // a NaN passes (the comparison is false)
     const Reduced red = reduce(x);
-    // k + 64 + 127 in the exponent field: bits(t) - bits(kMagic) is k, modulo 2^32.
-    const float p = from_bits((bits(red.t) - bits(kMagic) + 191u) << 23);
+    // k + 64 + 127 in the exponent field.
+    const float p = from_bits((uint32_t(red.k) + 191u) << 23);
     return (red.e * p) * 0x1p-64f;
 }
 
