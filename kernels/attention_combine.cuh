@@ -60,7 +60,7 @@ __global__ void __launch_bounds__(kCombineThreads)
                 if (i / R < nc) s_acc[i / R][i % R] = a[k];
             }
             s_l[t] = l;
-            s_scan[t] = (t == 0 && base > 0) ? decode_max<D>(M, m) : m;
+            s_scan[t] = (t == 0 && base > 0) ? decode_max(M, m) : m;
             const bool fold_only = W == Warm::fold && warm;
             if (fold_only) s_wa[t] = s_wb[t] = 0.0f;
             __syncthreads();
@@ -68,13 +68,13 @@ __global__ void __launch_bounds__(kCombineThreads)
                 for (int off = 1; off < kCombineThreads; off <<= 1) {  // inclusive prefix max
                     const float y = t >= off ? s_scan[t - off] : -INFINITY;
                     __syncthreads();
-                    s_scan[t] = decode_max<D>(s_scan[t], y);
+                    s_scan[t] = decode_max(s_scan[t], y);
                     __syncthreads();
                 }
                 if (t < nc) {
                     const float Mn = s_scan[t], Mo = t == 0 ? M : s_scan[t - 1];
-                    s_wa[t] = decode_exp<D>(Mo - Mn);  // both <= 0 (Mn the max)
-                    s_wb[t] = decode_exp<D>(m - Mn);
+                    s_wa[t] = decode_exp(Mo - Mn);  // both <= 0 (Mn the max)
+                    s_wb[t] = decode_exp(m - Mn);
                 }
                 __syncthreads();
             }
@@ -163,11 +163,11 @@ __global__ void __launch_bounds__(32)
     BITGATE_UNROLL
     for (int off = 1; off < 32; off <<= 1) {
         const float y = __shfl_up_sync(0xffffffffu, Mn, off);
-        if (lane >= off) Mn = decode_max<D>(Mn, y);
+        if (lane >= off) Mn = decode_max(Mn, y);
     }
     const float Mo = __shfl_up_sync(0xffffffffu, Mn, 1);  // M before split `lane` (unused at 0)
     // Both arguments <= 0 (Mn is the max), as decode_exp asks.
-    const float wa = decode_exp<D>(Mo - Mn), wb = decode_exp<D>(m - Mn), lb = l * wb;
+    const float wa = decode_exp(Mo - Mn), wb = decode_exp(m - Mn), lb = l * wb;
     float A = x[0], Ls = __shfl_sync(0xffffffffu, l, 0);  // split 0 starts the state
     BITGATE_UNROLL
     for (int c = 1; c < kCombineWarpSplits; ++c) {

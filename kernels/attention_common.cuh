@@ -1,7 +1,7 @@
 // What the attention kernels share (kernels/attention_kernels.cuh gathers them and states the
 // order they follow): the defects a mutant switches on, the split and `part` row constants, the
-// loop pragmas (none under the CPU simulation), the f16 widening, the max, decode's max, exp and
-// last-row bound by head_dim, a group's head numbering and the decode pass sizes.
+// loop pragmas (none under the CPU simulation), the f16 widening, the max, decode's max and exp,
+// a group's head numbering and the decode pass sizes.
 #pragma once
 #if !defined(BITGATE_CUDA_SIM)
 #include <cuda_fp16.h>
@@ -52,53 +52,16 @@ __device__ __forceinline__ void unpack8(const uint4 w, float* f) {
 // exp_det(+-0) = 1), so the kernels reduce it in trees.
 __device__ __forceinline__ float max_of(float a, float b) { return a > b ? a : b; }
 
-// v, hidden from the compiler's arithmetic: it cannot fold a value computed through opaque()
-// into addresses outside the branch that needs it (decode's last split, attention_decode_split.cuh).
-__device__ __forceinline__ int opaque(int v) {
-#if !defined(BITGATE_CUDA_SIM)
-    asm volatile("" : "+r"(v));
-#endif
-    return v;
-}
-
-// The decode kernels' max, softmax exp and last-row bound, by head_dim: two forms of each with
-// the same bits. fmaxf is one FMNMX where max_of's ternary is a compare and a select (the two
+// The decode kernels' max and softmax exp: the same bits as max_of and exp_det, in fewer
+// instructions. fmaxf is one FMNMX where max_of's ternary is a compare and a select (the two
 // differ only on NaN, whose bits are outside the contract: docs/attention.md, "Inputs, NaN and
-// infinity"); exp_det_nonpos is exp_det for arguments <= 0, 8 instructions shorter; opaque()
-// changes no value. At head_dim 128 the lean forms took the 7B split kernel from 2,728 to 2,608
-// instructions and 127 to 96 registers, and the 7B pair 1.4% faster at L = 32768, 2.2% at 4096
-// on the H200; at head_dim 64 the three together made the 0.5B pair 4.9% slower
-// (bench/RESULTS.md, 2026-12-07), so there the kernels keep the model's forms.
-template <int D>
-inline constexpr bool kLeanDecode = D == 128;
-
-template <int D>
-__device__ __forceinline__ float decode_max(float a, float b) {
-    if constexpr (kLeanDecode<D>)
-        return fmaxf(a, b);
-    else
-        return max_of(a, b);
-}
+// infinity"); exp_det_nonpos is exp_det for arguments <= 0, 8 instructions shorter. On an H100
+// the pair was 1-3% faster with them at every decode shape timed but 7B at L = 32768, where it
+// was the same (bench/RESULTS.md, 2026-12-07, third). Prefill keeps max_of (not timed with it).
+__device__ __forceinline__ float decode_max(float a, float b) { return fmaxf(a, b); }
 
 // exp(s - max) for softmax: the argument is never positive.
-template <int D>
-__device__ __forceinline__ float decode_exp(float x) {
-    if constexpr (kLeanDecode<D>)
-        return exp_det_nonpos(x);
-    else
-        return exp_det(x);
-}
-
-// The last row the last split may copy: opaque() keeps the compiler from hoisting the clamped
-// addresses out of that split's branch and holding them through every split (at head_dim 128
-// the 31 registers above).
-template <int D>
-__device__ __forceinline__ int decode_last_row(int nk) {
-    if constexpr (kLeanDecode<D>)
-        return opaque(nk - 1);
-    else
-        return nk - 1;
-}
+__device__ __forceinline__ float decode_exp(float x) { return exp_det_nonpos(x); }
 
 // q head g of kv head kvh's group; Bug::kv_head_mod spreads heads round-robin over kv heads.
 template <Bug B>

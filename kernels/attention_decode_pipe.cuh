@@ -140,7 +140,7 @@ __global__ void __launch_bounds__(kPipeThreads)
             sc[g] = t < nk ? sc[g] * scale : -INFINITY;
             float m = sc[g];
             BITGATE_UNROLL
-            for (int off = 16; off > 0; off >>= 1) m = decode_max<D>(m, __shfl_xor_sync(0xffffffffu, m, off));
+            for (int off = 16; off > 0; off >>= 1) m = decode_max(m, __shfl_xor_sync(0xffffffffu, m, off));
             if (lane == 0) smax[warp * HC + g] = m;
         }
         __syncthreads();  // the maxima are in; every thread is done with the K slot
@@ -148,8 +148,8 @@ __global__ void __launch_bounds__(kPipeThreads)
         if (t < nk) {
             BITGATE_UNROLL
             for (int g = 0; g < HC; ++g) {
-                const float m = decode_max<D>(decode_max<D>(smax[g], smax[HC + g]), decode_max<D>(smax[2 * HC + g], smax[3 * HC + g]));
-                sp[t * PR + g] = decode_exp<D>(sc[g] - m);  // s - m <= 0
+                const float m = decode_max(decode_max(smax[g], smax[HC + g]), decode_max(smax[2 * HC + g], smax[3 * HC + g]));
+                sp[t * PR + g] = decode_exp(sc[g] - m);  // s - m <= 0
             }
         }
         cp_async_wait<2>();  // V of this split has landed (this thread's copies) ...
@@ -186,7 +186,7 @@ __global__ void __launch_bounds__(kPipeThreads)
             if (n_split > 1) {
                 const int h = head_of<B>(kvh, lane, G, n_kv_head);
                 float* row = part + (int64_t(h) * n_split + c) * (D + kPartPad);
-                row[D] = decode_max<D>(decode_max<D>(smax[lane], smax[HC + lane]), decode_max<D>(smax[2 * HC + lane], smax[3 * HC + lane]));
+                row[D] = decode_max(decode_max(smax[lane], smax[HC + lane]), decode_max(smax[2 * HC + lane], smax[3 * HC + lane]));
                 row[D + 1] = l;
             }
         }

@@ -72,7 +72,7 @@ inline size_t decode_smem_bytes(int D, int G, int T) {
 //    shared memory as broadcast reads shared by the thread's keys; each score is one sequential
 //    fma chain over d, the stages in d order.
 //  - max per head: warp trees, then the warps through shared memory; p = exp_det(s - m) to
-//    shared memory as rows [key][head] (decode_exp: at head_dim 128 exp_det_nonpos, the same bits).
+//    shared memory as rows [key][head] (decode_exp: exp_det_nonpos, the same bits).
 //  - p.v: every thread, owning dims D/T t .. D/T t + D/T - 1 of every head of the pass, V (a warp
 //    reads 128 or 64 contiguous bytes a key) and p (broadcast rows) from shared memory; one fma
 //    chain per (head, dim) in key order, the stages in key order. (Until 2026-12-04, fifth, at
@@ -142,11 +142,10 @@ __global__ void __launch_bounds__(T, 512 / T)
                     for (int k = 0; k < Geo::COPIES; ++k)
                         copy16(dst + k * decltype(dstep)::value, row0 + k * decltype(rstep)::value * D);
                 } else {
-                    const int last = decode_last_row<D>(nk);
                     BITGATE_UNROLL
                     for (int k = 0; k < Geo::COPIES; ++k)
                         copy16(dst + k * decltype(dstep)::value,
-                               src + int64_t(min(r0 + k * decltype(rstep)::value, last)) * D);
+                               src + int64_t(min(r0 + k * decltype(rstep)::value, nk - 1)) * D);
                 }
             };
             if (s < Geo::KSTAGES)
@@ -236,9 +235,9 @@ __global__ void __launch_bounds__(T, 512 / T)
             for (int k = 0; k < KPT; ++k) sc[k][g] = valid[k] ? sc[k][g] * scale : -INFINITY;
             float m = sc[0][g];
             BITGATE_UNROLL
-            for (int k = 1; k < KPT; ++k) m = decode_max<D>(m, sc[k][g]);
+            for (int k = 1; k < KPT; ++k) m = decode_max(m, sc[k][g]);
             BITGATE_UNROLL
-            for (int off = 16; off > 0; off >>= 1) m = decode_max<D>(m, __shfl_xor_sync(0xffffffffu, m, off));
+            for (int off = 16; off > 0; off >>= 1) m = decode_max(m, __shfl_xor_sync(0xffffffffu, m, off));
             if (lane == 0) smax[warp * HC + g] = m;
         }
         __syncthreads();
@@ -246,7 +245,7 @@ __global__ void __launch_bounds__(T, 512 / T)
         auto split_max = [&](int g) {
             float m = smax[g];
             BITGATE_UNROLL
-            for (int w = 1; w < NW; ++w) m = decode_max<D>(m, smax[w * HC + g]);
+            for (int w = 1; w < NW; ++w) m = decode_max(m, smax[w * HC + g]);
             return m;
         };
         {  // a key's p row as 16-byte stores (scalar ones, 32 bytes apart, met 8-way bank conflicts)
@@ -260,7 +259,7 @@ __global__ void __launch_bounds__(T, 512 / T)
                 // exp_det a branch of its own, and the 14 of a thread ran one after another.
                 float pk[PR];
                 BITGATE_UNROLL
-                for (int g = 0; g < PR; ++g) pk[g] = g < HC ? decode_exp<D>(sc[k][g] - mh[g]) : 0.0f;
+                for (int g = 0; g < PR; ++g) pk[g] = g < HC ? decode_exp(sc[k][g] - mh[g]) : 0.0f;
                 BITGATE_UNROLL
                 for (int r = 0; r < PR; r += 4)
                     if (valid[k])

@@ -8,8 +8,8 @@
 //           Ls = fma(Ls, a, l * b), A = fma(A, a, acc * b); split 0 starts the state; out = A / Ls
 // Masked keys inside a tile enter as p = 0: l + 0 and fma(0, v, acc) change no bit (v finite).
 // Every multiply-add is an explicit fmaf (the build has -fmad=false); exp is exp_det, no
-// hardware approximation (at head_dim 128 decode and the combines call exp_det_nonpos, its
-// bits for the arguments <= 0 they pass); no atomics; nothing depends on the grid beyond the shape.
+// hardware approximation (decode and the combines call exp_det_nonpos, its bits for the
+// arguments <= 0 they pass); no atomics; nothing depends on the grid beyond the shape.
 //
 // tests/attention_sim_test.cpp compiles these files for the CPU, with the CUDA features it uses
 // emulated (tests/cuda_sim.hpp): plain C++ in the kernels, nothing else from CUDA.
