@@ -73,8 +73,8 @@ __global__ void __launch_bounds__(kCombineThreads)
                 }
                 if (t < nc) {
                     const float Mn = s_scan[t], Mo = t == 0 ? M : s_scan[t - 1];
-                    s_wa[t] = decode_exp(Mo - Mn);  // both <= 0 (Mn the max)
-                    s_wb[t] = decode_exp(m - Mn);
+                    s_wa[t] = exp_det_nonpos(Mo - Mn);  // both <= 0 (Mn the max)
+                    s_wb[t] = exp_det_nonpos(m - Mn);
                 }
                 __syncthreads();
             }
@@ -166,8 +166,8 @@ __global__ void __launch_bounds__(32)
         if (lane >= off) Mn = decode_max(Mn, y);
     }
     const float Mo = __shfl_up_sync(0xffffffffu, Mn, 1);  // M before split `lane` (unused at 0)
-    // Both arguments <= 0 (Mn is the max), as decode_exp asks.
-    const float wa = decode_exp(Mo - Mn), wb = decode_exp(m - Mn), lb = l * wb;
+    // Both arguments <= 0 (Mn is the max), as exp_det_nonpos asks.
+    const float wa = exp_det_nonpos(Mo - Mn), wb = exp_det_nonpos(m - Mn), lb = l * wb;
     float A = x[0], Ls = __shfl_sync(0xffffffffu, l, 0);  // split 0 starts the state
     BITGATE_UNROLL
     for (int c = 1; c < kCombineWarpSplits; ++c) {

@@ -1,7 +1,7 @@
 // What the attention kernels share (kernels/attention_kernels.cuh gathers them and states the
 // order they follow): the defects a mutant switches on, the split and `part` row constants, the
-// loop pragmas (none under the CPU simulation), the f16 widening, the max, decode's max and exp,
-// a group's head numbering and the decode pass sizes.
+// loop pragmas (none under the CPU simulation), the f16 widening, the max, decode's max, a group's
+// head numbering and the decode pass sizes.
 #pragma once
 #if !defined(BITGATE_CUDA_SIM)
 #include <cuda_fp16.h>
@@ -52,16 +52,13 @@ __device__ __forceinline__ void unpack8(const uint4 w, float* f) {
 // exp_det(+-0) = 1), so the kernels reduce it in trees.
 __device__ __forceinline__ float max_of(float a, float b) { return a > b ? a : b; }
 
-// The decode kernels' max and softmax exp: the same bits as max_of and exp_det, in fewer
-// instructions. fmaxf is one FMNMX where max_of's ternary is a compare and a select (the two
-// differ only on NaN, whose bits are outside the contract: docs/attention.md, "Inputs, NaN and
-// infinity"); exp_det_nonpos is exp_det for arguments <= 0, 8 instructions shorter. On an H100
-// the pair was 1-3% faster with them at every decode shape timed but 7B at L = 32768, where it
-// was the same (bench/RESULTS.md, 2026-12-07, third). Prefill keeps max_of (not timed with it).
+// The decode kernels' max: the same bits as max_of in one FMNMX, where max_of's ternary is a
+// compare and a select (the two differ only on NaN, whose bits are outside the contract:
+// docs/attention.md, "Inputs, NaN and infinity"). With it and exp_det_nonpos (exp_det's bits for
+// arguments <= 0, 8 instructions shorter) the decode pair was 1-3% faster on an H100 at every
+// shape timed but 7B at L = 32768, where it was the same (bench/RESULTS.md, 2026-12-07, third).
+// Prefill keeps max_of and exp_det (not timed with them).
 __device__ __forceinline__ float decode_max(float a, float b) { return fmaxf(a, b); }
-
-// exp(s - max) for softmax: the argument is never positive.
-__device__ __forceinline__ float decode_exp(float x) { return exp_det_nonpos(x); }
 
 // q head g of kv head kvh's group; Bug::kv_head_mod spreads heads round-robin over kv heads.
 template <Bug B>

@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(kPipeThreads)
             BITGATE_UNROLL
             for (int g = 0; g < HC; ++g) {
                 const float m = decode_max(decode_max(smax[g], smax[HC + g]), decode_max(smax[2 * HC + g], smax[3 * HC + g]));
-                sp[t * PR + g] = decode_exp(sc[g] - m);  // s - m <= 0
+                sp[t * PR + g] = exp_det_nonpos(sc[g] - m);  // s - m <= 0
             }
         }
         cp_async_wait<2>();  // V of this split has landed (this thread's copies) ...

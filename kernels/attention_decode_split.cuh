@@ -72,7 +72,7 @@ inline size_t decode_smem_bytes(int D, int G, int T) {
 //    shared memory as broadcast reads shared by the thread's keys; each score is one sequential
 //    fma chain over d, the stages in d order.
 //  - max per head: warp trees, then the warps through shared memory; p = exp_det(s - m) to
-//    shared memory as rows [key][head] (decode_exp: exp_det_nonpos, the same bits).
+//    shared memory as rows [key][head] (by exp_det_nonpos: s - m <= 0, the same bits).
 //  - p.v: every thread, owning dims D/T t .. D/T t + D/T - 1 of every head of the pass, V (a warp
 //    reads 128 or 64 contiguous bytes a key) and p (broadcast rows) from shared memory; one fma
 //    chain per (head, dim) in key order, the stages in key order. (Until 2026-12-04, fifth, at
@@ -259,7 +259,7 @@ __global__ void __launch_bounds__(T, 512 / T)
                 // exp_det a branch of its own, and the 14 of a thread ran one after another.
                 float pk[PR];
                 BITGATE_UNROLL
-                for (int g = 0; g < PR; ++g) pk[g] = g < HC ? decode_exp(sc[k][g] - mh[g]) : 0.0f;
+                for (int g = 0; g < PR; ++g) pk[g] = g < HC ? exp_det_nonpos(sc[k][g] - mh[g]) : 0.0f;
                 BITGATE_UNROLL
                 for (int r = 0; r < PR; r += 4)
                     if (valid[k])
