@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# llama.cpp's own timing of the matrix products in our bench catalogs, on the same card, for
-# bench/RESULTS.md's comparisons (its header says how the two sets of figures differ).
+# llama.cpp's own timing of the matrix products and decode attention in our bench catalogs, on
+# the same card, for bench/RESULTS.md's comparisons (its header says how the figures differ).
 #
 #   bench/peer-llama.sh GGML_DIR     build test-backend-ops with CUDA from GGML_DIR (a ggml or a
 #                                    llama.cpp source tree the user supplies; it is never part of
 #                                    this repository: keep it in the git-ignored .peer/), run
-#                                    `test-backend-ops perf -o MUL_MAT` on our catalog shapes and
-#                                    print one line per shape
+#                                    `test-backend-ops perf -o MUL_MAT,FLASH_ATTN_EXT` on our
+#                                    catalog shapes and print one line per shape
 #   bench/peer-llama.sh --cases      print the shapes only (no source tree needed)
 #   bench/peer-llama.sh --test-file GGML_DIR FILE
 #                                    write the test-backend-ops case file only (no build, no GPU)
@@ -18,6 +18,9 @@
 # The shapes: proj_q8_0 (n x k, Q8_0 weights, 1 token: llama.cpp's MMVQ path), proj_f32 (f32
 # weights, 1 token) and mmq_q8_0 (N x K, n tokens: the MMQ path) lines marked `bench`. Each is a
 # MUL_MAT of weights [m rows][k] and an f32 activation [tokens][k], as llama.cpp runs it.
+# And attention's decode lines marked `bench` (n_q = 1): a FLASH_ATTN_EXT of one f32 query row
+# per head over F16 K and V of L positions per kv head, with an F16 mask row (finite values: no
+# key skipped), scale 1/sqrt(head_dim), GGML_PREC_F32 as llama.cpp's graphs ask of it.
 #
 # Cases reach test-backend-ops through its --test-file option (generic ops, one per line). Its
 # numbering of ops and types is read from GGML_DIR's own ggml.h by a small probe compiled there,
@@ -57,6 +60,22 @@ cases() {
 # One product per distinct (type, m, k, tokens): a g=4 line times the same product as g=1.
 unique_cases() { cases | awk '!seen[$2" "$3" "$4" "$5]++'; }
 
+# L n_head n_kv_head head_dim label, one line per decode bench line of attention.
+attn_cases() {
+    [[ -r "$root/shapes/attention.shapes" ]] || die "$root/shapes/attention.shapes: cannot read"
+    awk '
+        { sub(/#.*/, "") }
+        {
+            bench = 0; delete v
+            for (i = 1; i <= NF; ++i) {
+                if ($i == "bench") bench = 1
+                else if (split($i, kv, "=") == 2) v[kv[1]] = kv[2]
+            }
+            if (!bench || v["n_q"] != 1) next
+            printf "%s %s %s %s L=%s:n_head=%s:n_kv_head=%s:head_dim=%s\n", v["L"], v["n_head"], v["n_kv_head"], v["head_dim"], v["L"], v["n_head"], v["n_kv_head"], v["head_dim"]
+        }' "$root/shapes/attention.shapes" | awk '!seen[$1" "$2" "$3" "$4]++'
+}
+
 include_dir() {
     local d
     for d in "$1/ggml/include" "$1/include"; do
@@ -65,14 +84,33 @@ include_dir() {
     die "$1: no ggml/include/ggml.h or include/ggml.h (not a ggml or llama.cpp source tree)"
 }
 
-# "MUL_MAT F32 Q8_0" as the tree numbers them.
+# "MUL_MAT F32 Q8_0 FLASH_ATTN_EXT F16 PREC_F32" as the tree numbers them, then for each head_dim
+# given, the bits of the f32 1/sqrt(head_dim) (the op reads its scale as an f32 parameter).
 enum_values() {
     local inc probe out=""
     inc=$(include_dir "$1")
+    shift
     probe=$(mktemp -d)
-    printf '#include <stdio.h>\n#include "ggml.h"\nint main(void) { printf("%%d %%d %%d\\n", (int)GGML_OP_MUL_MAT, (int)GGML_TYPE_F32, (int)GGML_TYPE_Q8_0); return 0; }\n' \
-        >"$probe/probe.c"
-    if "${CC:-cc}" -I"$inc" -o "$probe/probe" "$probe/probe.c" >"$probe/log" 2>&1; then out=$("$probe/probe"); fi
+    cat >"$probe/probe.c" <<'C'
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ggml.h"
+int main(int argc, char** argv) {
+    printf("%d %d %d %d %d %d", (int)GGML_OP_MUL_MAT, (int)GGML_TYPE_F32, (int)GGML_TYPE_Q8_0,
+           (int)GGML_OP_FLASH_ATTN_EXT, (int)GGML_TYPE_F16, (int)GGML_PREC_F32);
+    for (int i = 1; i < argc; ++i) {
+        const float scale = 1.0f / sqrtf((float)atoi(argv[i]));
+        int bits;
+        memcpy(&bits, &scale, sizeof bits);
+        printf(" %d", bits);
+    }
+    printf("\n");
+    return 0;
+}
+C
+    if "${CC:-cc}" -I"$inc" -o "$probe/probe" "$probe/probe.c" -lm >"$probe/log" 2>&1; then out=$("$probe/probe" "$@"); fi
     [[ -n $out ]] || { cat "$probe/log" >&2; rm -rf "$probe"; die "$inc/ggml.h: the enum probe did not compile"; }
     rm -rf "$probe"
     echo "$out"
@@ -80,16 +118,27 @@ enum_values() {
 
 # test-backend-ops --test-file lines: op, out type, out ne[4], 0 op params, 2 sources (type,
 # ne[4], nb[4] = 0: contiguous), name. Weights ne = {k, m}, activation ne = {k, tokens}.
+# FLASH_ATTN_EXT lines: out ne = {head_dim, n_head, 1, 1}; 4 op params (scale bits, max_bias 0,
+# logit_softcap 0, precision); 4 sources: q f32 {head_dim, 1, n_head, 1}, K and V f16 {head_dim,
+# L, n_kv_head, 1} (a kv head's rows contiguous, as in bitgate's cache), mask f16 {L, 1, 1, 1}.
 write_test_file() {
-    local vals all op f32 q8 family type m k tokens label ta
-    vals=$(enum_values "$1")
+    local vals all attn op f32 q8 fa f16 prec s64 s128 scale family type m k tokens label ta L nh nkv d
     all=$(unique_cases)
-    read -r op f32 q8 <<<"$vals"
-    while read -r family type m k tokens label; do
-        ta=$f32
-        [[ $type == q8_0 ]] && ta=$q8
-        echo "$op $f32 $m $tokens 1 1 0 2 $ta $k $m 1 1 0 0 0 0 $f32 $k $tokens 1 1 0 0 0 0 bitgate:$family:$label"
-    done <<<"$all" >"$2" || die "$2: cannot write"
+    attn=$(attn_cases)
+    vals=$(enum_values "$1" 64 128)
+    read -r op f32 q8 fa f16 prec s64 s128 <<<"$vals"
+    {
+        while read -r family type m k tokens label; do
+            ta=$f32
+            [[ $type == q8_0 ]] && ta=$q8
+            echo "$op $f32 $m $tokens 1 1 0 2 $ta $k $m 1 1 0 0 0 0 $f32 $k $tokens 1 1 0 0 0 0 bitgate:$family:$label"
+        done <<<"$all"
+        while read -r L nh nkv d label; do
+            [[ -n $L ]] || continue
+            case $d in 64) scale=$s64 ;; 128) scale=$s128 ;; *) die "attention head_dim $d: no scale for it" ;; esac
+            echo "$fa $f32 $d $nh 1 1 4 $scale 0 0 $prec 4 $f32 $d 1 $nh 1 0 0 0 0 $f16 $d $L $nkv 1 0 0 0 0 $f16 $d $L $nkv 1 0 0 0 0 $f16 $L 1 1 1 0 0 0 0 bitgate:attention:$label"
+        done <<<"$attn"
+    } >"$2" || die "$2: cannot write"
 }
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
@@ -98,11 +147,11 @@ strip_colors() { sed 's/\x1b\[[0-9;]*m//g'; }
 
 # run_cases TBO FILE LOG: the perf run over a case file, one line per shape.
 run_cases() {
-    echo "== llama.cpp test-backend-ops perf -o MUL_MAT -b $backend"
-    echo "   (back-to-back: many runs of one op in one ggml graph; weights not rotated; us/run of"
-    echo "    q8_0 with 1 token includes its activation quantize to q8_1; its 'GB/s' is GiB/s;
-    a g=4 line times one matrix of the group: the group is four such products)"
-    { "$1" perf -o MUL_MAT -b "$backend" --test-file "$2" 2>&1 ||
+    echo "== llama.cpp test-backend-ops perf -o MUL_MAT,FLASH_ATTN_EXT -b $backend"
+    echo "   (back-to-back: many runs of one op in one ggml graph; weights and caches not rotated;"
+    echo "    us/run of q8_0 with 1 token includes its activation quantize to q8_1; its 'GB/s' is
+    GiB/s; a g=4 line times one matrix of the group: the group is four such products)"
+    { "$1" perf -o MUL_MAT,FLASH_ATTN_EXT -b "$backend" --test-file "$2" 2>&1 ||
         echo "peer-llama: test-backend-ops exited with an error (log: $3)" >&2; } |
         strip_colors | tee "$3" |
         awk '
@@ -122,7 +171,7 @@ run_cases() {
 }
 
 case "${1:-}" in
-    --cases) all=$(unique_cases); echo "$all"; exit 0 ;;
+    --cases) all=$(unique_cases); attn=$(attn_cases); echo "$all"; sed 's/^/attention f16 /' <<<"$attn"; exit 0 ;;
     --test-file) [[ $# -eq 3 ]] || die "usage: $0 --test-file GGML_DIR FILE"; write_test_file "$2" "$3"; exit 0 ;;
     --run)
         [[ $# -eq 3 ]] || die "usage: $0 --run TEST_BACKEND_OPS FILE"
@@ -144,11 +193,12 @@ build=${PEER_BUILD:-$root/.peer/build-ggml}
 jobs=${JOBS:-$(nproc)}
 
 mkdir -p "$build" || die "$build: cannot create"
-# CUDA graphs on, as llama.cpp builds them; its flash-attention kernels and NCCL off (MUL_MAT
-# needs neither, and they are most of the build time and a library the GPU machine may lack).
+# CUDA graphs on, as llama.cpp builds them; its flash-attention kernels on (the decode attention
+# lines; they are most of the build time: about an hour on 2 cores); NCCL off (a library the GPU
+# machine may lack).
 echo "== build test-backend-ops (CUDA, sm_${CUDA_ARCH:-90}) from $src into $build"
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DGGML_CUDA=ON -DGGML_NATIVE=OFF \
-    -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DGGML_CUDA_GRAPHS=ON -DGGML_CUDA_FA=OFF -DGGML_CUDA_NCCL=OFF \
+    -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DGGML_CUDA_GRAPHS=ON -DGGML_CUDA_FA=ON -DGGML_CUDA_NCCL=OFF \
     -DGGML_BUILD_TESTS=ON -DLLAMA_BUILD_TESTS=ON -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
     -DLLAMA_CURL=OFF >"$build/bitgate-configure.log" 2>&1 ||
     { tail -20 "$build/bitgate-configure.log"; die "cmake configure failed (log: $build/bitgate-configure.log)"; }
@@ -160,7 +210,7 @@ echo "binary: $tbo"
 
 help=$("$tbo" --help 2>&1 || true)  # its usage exits 1
 if grep -q -- --test-file <<<"$help"; then
-    file=$build/bitgate-mul-mat.cases
+    file=$build/bitgate-peer.cases
     write_test_file "$src" "$file"
     run_cases "$tbo" "$file" "$build/perf.log"
 else

@@ -324,13 +324,18 @@ peer=$src/bench/peer-llama.sh
 expect 0 '^proj_q8_0 q8_0 4096 14336 1 n=4096:k=14336:g=1$' -- "$peer" --cases
 expect 0 '^mmq_q8_0 q8_0 18944 3584 3325 N=18944:K=3584:n=3325$' -- "$peer" --cases
 [[ $("$peer" --cases | grep -c ' q8_0 96 7168 1 ') -eq 1 ]] && passes=$((passes + 1)) || { echo "FAIL: peer-llama: 96 x 7168 listed twice"; fails=$((fails + 1)); }
+expect 0 '^attention f16 32768 28 4 128 L=32768:n_head=28:n_kv_head=4:head_dim=128$' -- "$peer" --cases
+[[ $("$peer" --cases | grep -c '^attention f16 3325 ') -eq 0 ]] && passes=$((passes + 1)) || { echo "FAIL: peer-llama: a prefill line listed as decode"; fails=$((fails + 1)); }
 mkdir -p "$tmp/ggml/include"
-printf 'enum ggml_type { GGML_TYPE_F32 = 0, GGML_TYPE_Q8_0 = 8 };\nenum ggml_op { GGML_OP_NONE = 0, GGML_OP_MUL_MAT = 29 };\n' >"$tmp/ggml/include/ggml.h"
+printf 'enum ggml_type { GGML_TYPE_F32 = 0, GGML_TYPE_F16 = 3, GGML_TYPE_Q8_0 = 8 };\nenum ggml_op { GGML_OP_NONE = 0, GGML_OP_MUL_MAT = 29, GGML_OP_FLASH_ATTN_EXT = 61 };\nenum ggml_prec { GGML_PREC_DEFAULT = 0, GGML_PREC_F32 = 7 };\n' >"$tmp/ggml/include/ggml.h"
 if command -v "${CC:-cc}" >/dev/null; then
     "$peer" --test-file "$tmp/ggml" "$tmp/cases.txt" >/dev/null 2>&1
     expect 0 '^29 0 12288 1 1 1 0 2 8 7168 12288 1 1 0 0 0 0 0 7168 1 1 1 0 0 0 0 bitgate:proj_q8_0:n=12288:k=7168:g=1$' -- cat "$tmp/cases.txt"
     expect 0 '^29 0 3584 512 1 1 0 2 8 3584 3584 1 1 0 0 0 0 0 3584 512 1 1 0 0 0 0 bitgate:mmq_q8_0:N=3584:K=3584:n=512$' -- cat "$tmp/cases.txt"
     expect 0 '^29 0 4096 1 1 1 0 2 0 4096 4096 1 1 0 0 0 0 0 4096 1 1 1 0 0 0 0 bitgate:proj_f32:n=4096:k=4096$' -- cat "$tmp/cases.txt"
+    # The scale is the f32 1/sqrt(head_dim) as bits: sqrt(2)/16 = 0x3db504f3 at 128, 1/8 = 0x3e000000 at 64.
+    expect 0 '^61 0 128 28 1 1 4 1035273459 0 0 7 4 0 128 1 28 1 0 0 0 0 3 128 32768 4 1 0 0 0 0 3 128 32768 4 1 0 0 0 0 3 32768 1 1 1 0 0 0 0 bitgate:attention:L=32768:n_head=28:n_kv_head=4:head_dim=128$' -- cat "$tmp/cases.txt"
+    expect 0 '^61 0 64 14 1 1 4 1040187392 0 0 7 4 0 64 1 14 1 0 0 0 0 3 64 32768 2 1 0 0 0 0 3 64 32768 2 1 0 0 0 0 3 32768 1 1 1 0 0 0 0 bitgate:attention:L=32768:n_head=14:n_kv_head=2:head_dim=64$' -- cat "$tmp/cases.txt"
 fi
 expect 2 'peer-llama: .*/none: no such directory' -- "$peer" "$tmp/none"
 # --run parses a test-backend-ops it did not build: a stand-in printing the two layouts seen (the
@@ -341,12 +346,14 @@ printf '  MUL_MAT(name=bitgate:proj_q8_0:n=96:k=7168:g=1,type=f32): ggml_backend
 printf '             245760 runs -     4.09 us/run -      742 kB/run -  173.07 GB/s\n'
 printf '  MUL_MAT(name=bitgate:mmq_q8_0:N=896:K=4864:n=3325,type=f32):  5499 runs -   186.46 us/run -    79334 kB/run -  405.76 GB/s\n'
 printf '  MUL_MAT(name=bitgate:proj_f32:n=96:k=7168,type=f32): not supported [CUDA0]\n'
+printf '  FLASH_ATTN_EXT(name=bitgate:attention:L=32768:n_head=28:n_kv_head=4:head_dim=128,type=f32):     1491 runs -    41.37 us/run -    65552 kB/run - 1511.25 GB/s\n'
 TBO
 chmod +x "$tmp/tbo"
 printf '29 0 96 1 1 1 0 2 8 7168 96 1 1 0 0 0 0 0 7168 1 1 1 0 0 0 0 bitgate:proj_q8_0:n=96:k=7168:g=1\n' >"$tmp/run.cases"
 expect 0 '^proj_q8_0:n=96:k=7168:g=1 +245760 runs - +4.09 us/run' -- "$peer" --run "$tmp/tbo" "$tmp/run.cases"
 expect 0 '^mmq_q8_0:N=896:K=4864:n=3325 +5499 runs - +186.46 us/run' -- "$peer" --run "$tmp/tbo" "$tmp/run.cases"
 expect 0 '^proj_f32:n=96:k=7168 +not supported$' -- "$peer" --run "$tmp/tbo" "$tmp/run.cases"
+expect 0 '^attention:L=32768:n_head=28:n_kv_head=4:head_dim=128 +1491 runs - +41.37 us/run' -- "$peer" --run "$tmp/tbo" "$tmp/run.cases"
 expect 2 'no bitgate case' -- "$peer" --run "$tmp/tbo" /dev/null
 expect 2 'not an executable file' -- "$peer" --run "$tmp/none" "$tmp/run.cases"
 expect 2 'not a ggml or llama.cpp source tree' -- "$peer" "$tmp/ptx"
