@@ -36,34 +36,11 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 die() { echo "peer-llama: $*" >&2; exit 2; }
 
-# family type m k tokens label, one line per catalog bench line of the three families.
-cases() {
-    local f
-    for f in proj_q8_0 proj_f32 mmq_q8_0; do
-        [[ -r "$root/shapes/$f.shapes" ]] || die "$root/shapes/$f.shapes: cannot read"
-        awk -v fam="$f" '
-            { sub(/#.*/, "") }
-            {
-                bench = 0; delete v
-                for (i = 1; i <= NF; ++i) {
-                    if ($i == "bench") bench = 1
-                    else if (split($i, kv, "=") == 2) v[kv[1]] = kv[2]
-                }
-                if (!bench) next
-                if (fam == "mmq_q8_0") printf "%s q8_0 %s %s %s N=%s:K=%s:n=%s\n", fam, v["N"], v["K"], v["n"], v["N"], v["K"], v["n"]
-                else if (fam == "proj_q8_0") printf "%s q8_0 %s %s 1 n=%s:k=%s:g=%s\n", fam, v["n"], v["k"], v["n"], v["k"], v["g"]
-                else printf "%s f32 %s %s 1 n=%s:k=%s\n", fam, v["n"], v["k"], v["n"], v["k"]
-            }' "$root/shapes/$f.shapes"
-    done
-}
-
-# One product per distinct (type, m, k, tokens): a g=4 line times the same product as g=1.
-unique_cases() { cases | awk '!seen[$2" "$3" "$4" "$5]++'; }
-
-# L n_head n_kv_head head_dim label, one line per decode bench line of attention.
-attn_cases() {
-    [[ -r "$root/shapes/attention.shapes" ]] || die "$root/shapes/attention.shapes: cannot read"
-    awk '
+# bench_lines FAMILY FORMAT: for every line of shapes/FAMILY.shapes marked `bench`, FORMAT (awk
+# statements) runs with v[key] = value for the line's key=value fields and fam = FAMILY.
+bench_lines() {
+    [[ -r "$root/shapes/$1.shapes" ]] || die "$root/shapes/$1.shapes: cannot read"
+    awk -v fam="$1" '
         { sub(/#.*/, "") }
         {
             bench = 0; delete v
@@ -71,9 +48,25 @@ attn_cases() {
                 if ($i == "bench") bench = 1
                 else if (split($i, kv, "=") == 2) v[kv[1]] = kv[2]
             }
-            if (!bench || v["n_q"] != 1) next
-            printf "%s %s %s %s L=%s:n_head=%s:n_kv_head=%s:head_dim=%s\n", v["L"], v["n_head"], v["n_kv_head"], v["head_dim"], v["L"], v["n_head"], v["n_kv_head"], v["head_dim"]
-        }' "$root/shapes/attention.shapes" | awk '!seen[$1" "$2" "$3" "$4]++'
+            if (!bench) next
+            '"$2"'
+        }' "$root/shapes/$1.shapes"
+}
+
+# family type m k tokens label, one line per catalog bench line of the three families.
+cases() {
+    bench_lines proj_q8_0 'printf "%s q8_0 %s %s 1 n=%s:k=%s:g=%s\n", fam, v["n"], v["k"], v["n"], v["k"], v["g"]' &&
+        bench_lines proj_f32 'printf "%s f32 %s %s 1 n=%s:k=%s\n", fam, v["n"], v["k"], v["n"], v["k"]' &&
+        bench_lines mmq_q8_0 'printf "%s q8_0 %s %s %s N=%s:K=%s:n=%s\n", fam, v["N"], v["K"], v["n"], v["N"], v["K"], v["n"]'
+}
+
+# One product per distinct (type, m, k, tokens): a g=4 line times the same product as g=1.
+unique_cases() { cases | awk '!seen[$2" "$3" "$4" "$5]++'; }
+
+# L n_head n_kv_head head_dim label, one line per distinct decode (n_q = 1) bench line of attention.
+attn_cases() {
+    bench_lines attention 'if (v["n_q"] == 1) printf "%s %s %s %s L=%s:n_head=%s:n_kv_head=%s:head_dim=%s\n", v["L"], v["n_head"], v["n_kv_head"], v["head_dim"], v["L"], v["n_head"], v["n_kv_head"], v["head_dim"]' |
+        awk '!seen[$1" "$2" "$3" "$4]++'
 }
 
 include_dir() {
@@ -194,8 +187,8 @@ jobs=${JOBS:-$(nproc)}
 
 mkdir -p "$build" || die "$build: cannot create"
 # CUDA graphs on, as llama.cpp builds them; its flash-attention kernels on (the decode attention
-# lines; they are most of the build time: about an hour on 2 cores); NCCL off (a library the GPU
-# machine may lack).
+# lines; they are most of the build time: 22 minutes on 2 cores here); NCCL off (a library the
+# GPU machine may lack).
 echo "== build test-backend-ops (CUDA, sm_${CUDA_ARCH:-90}) from $src into $build"
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DGGML_CUDA=ON -DGGML_NATIVE=OFF \
     -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DGGML_CUDA_GRAPHS=ON -DGGML_CUDA_FA=ON -DGGML_CUDA_NCCL=OFF \
