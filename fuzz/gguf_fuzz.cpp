@@ -6,6 +6,7 @@
 
 #include "errors.hpp"
 #include "model/weights.hpp"
+#include "one_line.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
@@ -15,8 +16,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             if (!t.bytes.empty()) (void)(t.bytes.front() ^ t.bytes.back());
         const bitgate::model::Model m = bitgate::model::model_from_gguf(f, "fuzz.gguf");
         (void)m;
-    } catch (const bitgate::BadInput&) {
+    } catch (const bitgate::BadInput& e) {
         // the expected outcome for almost every input
+        bitgate::fuzz::expect_one_line_naming(e, "fuzz.gguf");
     }
     return 0;
 }

@@ -9,13 +9,15 @@
 #include "errors.hpp"
 #include "temp_file.hpp"
 #include "npy.hpp"
+#include "one_line.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     bool parsed = false, read = false;
     try {
         (void)bitgate::npy::parse(std::span<const uint8_t>(data, size), "fuzz.npy");
         parsed = true;
-    } catch (const bitgate::BadInput&) {
+    } catch (const bitgate::BadInput& e) {
+        bitgate::fuzz::expect_one_line_naming(e, "fuzz.npy");
     }
     const bitgate::fuzz::TempFile file(data, size, "npy_fuzz");
     const std::string& name = file.path();
@@ -24,7 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         read = true;
         if (t.shape.size() == 1 && t.dtype != "<f4" && t.dtype != "<f2")
             (void)bitgate::npy::read_ids(name, static_cast<uint64_t>(t.shape[0]), true);
-    } catch (const bitgate::BadInput&) {
+    } catch (const bitgate::BadInput& e) {
+        bitgate::fuzz::expect_one_line_naming(e, name);
     }
     if (parsed != read) std::abort();  // the two ways in disagree
     return 0;

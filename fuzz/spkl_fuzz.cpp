@@ -9,6 +9,7 @@
 #include "errors.hpp"
 #include "temp_file.hpp"
 #include "spkl.hpp"
+#include "one_line.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // The reader works on files (it checks the size against the header first): a temporary one.
@@ -21,8 +22,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         }
         (void)r.finish(false);
         r.visit_prefix([](const void*, size_t) {});
-    } catch (const bitgate::BadInput&) {
+    } catch (const bitgate::BadInput& e) {
         // the expected outcome for a malformed file
+        bitgate::fuzz::expect_one_line_naming(e, name);
     }
     return 0;
 }

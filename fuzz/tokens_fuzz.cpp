@@ -7,6 +7,7 @@
 
 #include "errors.hpp"
 #include "model/forward.hpp"
+#include "one_line.hpp"
 #include "temp_file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -17,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (t.size() > size / 2 + 1) std::abort();
         for (int32_t id : t)
             if (id < 0) std::abort();
-    } catch (const bitgate::BadInput&) {
+    } catch (const bitgate::BadInput& e) {
+        bitgate::fuzz::expect_one_line_naming(e, file.path());
     }
     return 0;
 }

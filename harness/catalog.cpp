@@ -46,7 +46,13 @@ CatalogLine parse_line(const FamilySpec& f, const std::vector<std::string>& w, c
                 if (!known_profile(f, p)) throw BadInput(where + ": unknown profile '" + p + "' for " + f.name);
                 else line.profiles.push_back(p);
         } else if (key == "variants" || key == "variant") {
-            for (const std::string& v : split(val, ',')) line.variants.push_back(variant(f, v).name);
+            for (const std::string& v : split(val, ',')) {
+                try {
+                    line.variants.push_back(variant(f, v).name);
+                } catch (const BadInput& e) {  // the registry's message, placed at its line
+                    throw BadInput(where + ": " + e.what());
+                }
+            }
         } else {
             dims.push_back(t);
         }

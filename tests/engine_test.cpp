@@ -120,11 +120,25 @@ TEST(Catalog, BadLinesNameFileAndLine) {
     EXPECT_NE(msg("k=896\nk=33\n").find("bad.shapes:2: impossible shape k=33"), std::string::npos) << msg("k=896\nk=33\n");
     EXPECT_NE(msg("n=5\n").find("bad.shapes:1: quantize_q8_0 has no dimension 'n'"), std::string::npos);
     EXPECT_NE(msg("k=x1\n").find("bad.shapes:1: k=x1 is not a non-negative integer"), std::string::npos);
-    EXPECT_NE(msg("k=64 profiles=wobbly\n").find("unknown profile 'wobbly'"), std::string::npos);
-    EXPECT_NE(msg("@section x\n").find("unknown directive"), std::string::npos);
-    EXPECT_NE(msg("k=64 variants=v9\n").find("no variant 'v9'"), std::string::npos);
+    EXPECT_NE(msg("k=64 profiles=wobbly\n").find("bad.shapes:1: unknown profile 'wobbly'"), std::string::npos);
+    EXPECT_NE(msg("@section x\n").find("bad.shapes:1: unknown directive"), std::string::npos);
+    EXPECT_NE(msg("k=32\nk=64 variants=v1,v9\n").find("bad.shapes:2: family quantize_q8_0 has no variant 'v9'"),
+              std::string::npos)
+        << msg("k=32\nk=64 variants=v1,v9\n");
     EXPECT_NE(bad_input_message([] { read_family_catalog(family("quantize_q8_0"), "/nonexistent/x.shapes"); }).find("cannot open"),
               std::string::npos);
+}
+
+TEST(Catalog, BadRegressionLinesNameFileAndLine) {
+    auto msg = [&](const std::string& text) {
+        const std::string p = write_temp("regressions.shapes", text);
+        return bad_input_message([&] { read_regressions(p); });
+    };
+    EXPECT_NE(msg("quantize_q8_0 k=32\nquantize_q8_0 k=32 variants=v2\n")
+                  .find("regressions.shapes:2: family quantize_q8_0 has no variant 'v2'"),
+              std::string::npos)
+        << msg("quantize_q8_0 k=32\nquantize_q8_0 k=32 variants=v2\n");
+    EXPECT_NE(msg("nosuch k=32\n").find("regressions.shapes:1: "), std::string::npos) << msg("nosuch k=32\n");
 }
 
 TEST(Catalog, SectionsSeedsProfilesAndBench) {
