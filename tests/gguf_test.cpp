@@ -210,6 +210,10 @@ TEST(GgufBad, Values) {
         return x.b;
     };
     expect_bad([&] { parse(one_kv(13, [](Bytes&) {}), "v.gguf"); }, "v.gguf", "unknown value type 13");
+    // A name from the file is echoed escaped, so that the message stays one line.
+    Bytes nl;
+    nl.u(0x46554747, 4).u(3, 4).u(0, 8).u(1, 8).s("ke\ny\xff").u(13, 4);
+    expect_bad([&] { parse(nl.b, "v.gguf"); }, "v.gguf", "key 'ke\\ny\\xff': unknown value type 13");
     expect_bad([&] { parse(one_kv(7, [](Bytes& x) { x.u(2, 1); }), "v.gguf"); }, "v.gguf", "bool value 2");
     expect_bad([&] { parse(one_kv(9, [](Bytes& x) { x.u(77, 4).u(0, 8); }), "v.gguf"); }, "v.gguf",
                "unknown array element type 77");
@@ -249,6 +253,8 @@ TEST(GgufBad, TensorInfos) {
     expect_bad([] { parse(with_tensor(1, {4}, t_f32, 4096), "o.gguf"); }, "o.gguf", "tensor 'a' (bytes 4096..4096+16");
     expect_bad([] { parse(with_tensor(1, {4}, t_f32, ~0ull & ~31ull), "o.gguf"); }, "o.gguf", "lies outside the file");
     expect_bad([] { parse(with_tensor(1, {64}, t_f32, 0), "o.gguf"); }, "o.gguf", "tensors 'a' and 'b' overlap");
+    expect_bad([] { parse(with_tensor(1, {64}, t_f32, 0, 32, "b\r\n"), "o.gguf"); }, "o.gguf",
+               "tensors 'a' and 'b\\r\\n' overlap");
     expect_bad([] { parse(with_tensor(1, {4}, t_f32, 0, 0), "o.gguf"); }, "o.gguf", "overlap");
     expect_bad([] { parse(with_tensor(1, {4}, t_f32, 8), "o.gguf"); }, "o.gguf", "offset 8 is not a multiple of the alignment 32");
     expect_bad([] { parse(with_tensor(5, {1, 1, 1, 1, 1}, t_f32, 0), "o.gguf"); }, "o.gguf", "n_dims 5");
