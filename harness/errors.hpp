@@ -17,10 +17,6 @@ enum Exit : int {
     exit_hang = 5,      // a device case did not finish within its limit (the watchdog stopped the run)
 };
 
-// Bad input: the message is one line naming the file (and line) and what is wrong.
-struct BadInput : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
 
 // A GPU was required (--device) and none is usable.
 struct NoGpu : std::runtime_error {
@@ -39,8 +35,8 @@ inline std::string joined(const std::vector<std::string>& names, std::string_vie
 
 // Text from a file or the command line, made safe to put in a one-line message: a newline becomes
 // the two characters \n (likewise \r, \t), other control bytes and bytes that are not valid UTF-8
-// become \xHH, valid UTF-8 stays as it is. Every message
-// that echoes outside bytes passes them through this (the CLI does for every error it prints).
+// become \xHH, valid UTF-8 stays as it is. Every BadInput's message passes through it, and the
+// CLI passes every error it prints.
 inline std::string printable(std::string_view s) {
     static constexpr char hex[] = "0123456789abcdef";
     std::string out;
@@ -82,5 +78,12 @@ inline std::string printable(std::string_view s) {
     }
     return out;
 }
+
+// Bad input: the message is one line naming the file (and line) and what is wrong. The text is
+// made printable here, once for every reader, so that a name or value echoed from a file cannot
+// break the line (printable leaves text it already made printable as it is).
+struct BadInput : std::runtime_error {
+    explicit BadInput(std::string_view what) : std::runtime_error(printable(what)) {}
+};
 
 }  // namespace bitgate

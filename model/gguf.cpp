@@ -235,13 +235,13 @@ struct Cursor {
 };
 
 Value read_value(Cursor& c, uint32_t type, int depth, const std::string& key) {
-    if (!known_vtype(type)) c.fail("key '" + printable(key) + "': unknown value type " + std::to_string(type));
+    if (!known_vtype(type)) c.fail("key '" + key + "': unknown value type " + std::to_string(type));
     const VType t = static_cast<VType>(type);
     if (t == VType::str) return Value::str_(c.str("string value"));
     if (t == VType::arr) {
-        if (depth >= max_depth) c.fail("key '" + printable(key) + "': arrays nested deeper than " + std::to_string(max_depth));
+        if (depth >= max_depth) c.fail("key '" + key + "': arrays nested deeper than " + std::to_string(max_depth));
         const uint32_t et = c.u32("array element type");
-        if (!known_vtype(et)) c.fail("key '" + printable(key) + "': unknown array element type " + std::to_string(et));
+        if (!known_vtype(et)) c.fail("key '" + key + "': unknown array element type " + std::to_string(et));
         const uint64_t n = c.count("array length", min_size(static_cast<VType>(et)));
         Value v = Value::array(static_cast<VType>(et), {});
         v.items.reserve(n);
@@ -249,7 +249,7 @@ Value read_value(Cursor& c, uint32_t type, int depth, const std::string& key) {
         return v;
     }
     const uint64_t raw = c.uint(static_cast<unsigned>(scalar_size(t)), "scalar value");
-    if (t == VType::boolean && raw > 1) c.fail("key '" + printable(key) + "': bool value " + std::to_string(raw));
+    if (t == VType::boolean && raw > 1) c.fail("key '" + key + "': bool value " + std::to_string(raw));
     return Value::scalar(t, raw);
 }
 
@@ -275,7 +275,7 @@ File parse(std::span<const uint8_t> image, const std::string& path) {
     f.kv.reserve(n_kv);
     for (uint64_t i = 0; i < n_kv; ++i) {
         std::string key = c.str("metadata key");
-        if (!keys.insert(key).second) c.fail("duplicate metadata key '" + printable(key) + "'");
+        if (!keys.insert(key).second) c.fail("duplicate metadata key '" + key + "'");
         const uint32_t type = c.u32("metadata value type");
         Value v = read_value(c, type, 0, key);
         f.kv.push_back({std::move(key), std::move(v)});
@@ -293,20 +293,20 @@ File parse(std::span<const uint8_t> image, const std::string& path) {
     for (uint64_t i = 0; i < n_tensors; ++i) {
         TensorInfo t;
         t.name = c.str("tensor name");
-        if (!names.insert(t.name).second) c.fail("duplicate tensor '" + printable(t.name) + "'");
+        if (!names.insert(t.name).second) c.fail("duplicate tensor '" + t.name + "'");
         const uint32_t nd = c.u32("tensor n_dims");
         if (nd == 0 || nd > max_dims)
-            c.fail("tensor '" + printable(t.name) + "': n_dims " + std::to_string(nd) + " (must be 1.." + std::to_string(max_dims) + ")");
+            c.fail("tensor '" + t.name + "': n_dims " + std::to_string(nd) + " (must be 1.." + std::to_string(max_dims) + ")");
         for (uint32_t d = 0; d < nd; ++d) {
             const uint64_t n = c.u64("tensor dimension");
-            if (n > static_cast<uint64_t>(INT64_MAX)) c.fail("tensor '" + printable(t.name) + "': dimension " + std::to_string(n) + " too large");
+            if (n > static_cast<uint64_t>(INT64_MAX)) c.fail("tensor '" + t.name + "': dimension " + std::to_string(n) + " too large");
             t.ne.push_back(static_cast<int64_t>(n));
         }
         t.type = c.u32("tensor type");
         t.offset = c.u64("tensor offset");
-        t.size = tensor_bytes(t.type, t.ne, path + ": tensor '" + printable(t.name) + "'");
+        t.size = tensor_bytes(t.type, t.ne, path + ": tensor '" + t.name + "'");
         if (t.offset % f.alignment != 0)
-            c.fail("tensor '" + printable(t.name) + "': offset " + std::to_string(t.offset) + " is not a multiple of the alignment " +
+            c.fail("tensor '" + t.name + "': offset " + std::to_string(t.offset) + " is not a multiple of the alignment " +
                    std::to_string(f.alignment));
         f.tensors.push_back(std::move(t));
     }
@@ -322,7 +322,7 @@ File parse(std::span<const uint8_t> image, const std::string& path) {
     const uint64_t data_size = image.size() - data;
     for (TensorInfo& t : f.tensors) {
         if (t.offset > data_size || t.size > data_size - t.offset)
-            throw BadInput(path + ": tensor '" + printable(t.name) + "' (bytes " + std::to_string(t.offset) + ".." +
+            throw BadInput(path + ": tensor '" + t.name + "' (bytes " + std::to_string(t.offset) + ".." +
                            std::to_string(t.offset) + "+" + std::to_string(t.size) + " of the data section) lies outside the file (data section holds " +
                            std::to_string(data_size) + " bytes)");
         t.bytes = image.subspan(data + t.offset, t.size);
@@ -335,7 +335,7 @@ File parse(std::span<const uint8_t> image, const std::string& path) {
         const TensorInfo& a = *order[i - 1];
         const TensorInfo& b = *order[i];
         if (a.offset + a.size > b.offset)
-            throw BadInput(path + ": tensors '" + printable(a.name) + "' and '" + printable(b.name) + "' overlap (offsets " +
+            throw BadInput(path + ": tensors '" + a.name + "' and '" + b.name + "' overlap (offsets " +
                            std::to_string(a.offset) + " and " + std::to_string(b.offset) + ", the first has " +
                            std::to_string(a.size) + " bytes)");
     }
@@ -415,7 +415,7 @@ void write(const std::string& path, const std::vector<KV>& kv, const std::vector
     std::vector<uint64_t> sizes, offsets;
     uint64_t off = 0;
     for (const TensorOut& t : tensors) {
-        const uint64_t n = tensor_bytes(t.type, t.ne, path + ": tensor '" + printable(t.name) + "'");
+        const uint64_t n = tensor_bytes(t.type, t.ne, path + ": tensor '" + t.name + "'");
         sizes.push_back(n);
         offsets.push_back(off);
         off += n + (alignment - n % alignment) % alignment;

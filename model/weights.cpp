@@ -145,7 +145,7 @@ Model model_from_gguf(const gguf::File& f, const std::string& path) {
     const gguf::Value* arch = f.find("general.architecture");
     if (!arch) throw BadInput(path + ": missing metadata key 'general.architecture'");
     if (arch->type != gguf::VType::str) throw BadInput(path + ": 'general.architecture' is not a string");
-    if (arch->s != "qwen2") throw BadInput(path + ": unsupported architecture '" + printable(arch->s) + "' (supported: qwen2)");
+    if (arch->s != "qwen2") throw BadInput(path + ": unsupported architecture '" + arch->s + "' (supported: qwen2)");
 
     Model m;
     Hparams& h = m.hp;
@@ -195,7 +195,7 @@ Model model_from_gguf(const gguf::File& f, const std::string& path) {
     }
     for (const gguf::TensorInfo& t : f.tensors) {
         auto it = want.find(t.name);
-        if (it == want.end()) throw BadInput(path + ": unexpected tensor '" + printable(t.name) + "' for qwen2");
+        if (it == want.end()) throw BadInput(path + ": unexpected tensor '" + t.name + "' for qwen2");
         const DType dt = t.type == gguf::t_q8_0 ? DType::q8_0 : t.type == gguf::t_f16 ? DType::f16 : DType::f32;
         m.tensors.push_back({t.name, dt, t.ne, t.bytes});
     }
