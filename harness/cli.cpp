@@ -56,7 +56,7 @@ int cli_main(int argc, char** argv) {
         return exit_bad_input;
     } catch (const BadInput& e) {
         std::fflush(stdout);
-        std::fprintf(stderr, "bitgate: error: %s\n", printable(e.what()).c_str());
+        std::fprintf(stderr, "bitgate: error: %s\n", e.what());  // made printable when it was thrown
         return exit_bad_input;
     } catch (const NoGpu& e) {
         std::fflush(stdout);

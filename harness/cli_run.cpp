@@ -69,9 +69,9 @@ void write_tensor(const std::string& dir, const TensorSpec& t, const Shape& s, c
 void make_out_dir(const std::string& dir) {
     std::error_code ec;
     if (std::filesystem::is_directory(dir, ec)) return;
-    if (std::filesystem::exists(dir, ec)) throw BadInput("--out " + printable(dir) + ": not a directory");
+    if (std::filesystem::exists(dir, ec)) throw BadInput("--out " + dir + ": not a directory");
     std::filesystem::create_directories(dir, ec);
-    if (ec) throw BadInput("--out " + printable(dir) + ": cannot create the directory (" + ec.message() + ")");
+    if (ec) throw BadInput("--out " + dir + ": cannot create the directory (" + ec.message() + ")");
 }
 
 int do_run(const RunOpts& o) {
@@ -82,7 +82,7 @@ int do_run(const RunOpts& o) {
     if (!known_profile(f, o.profile)) {
         std::string known;
         for (const auto& p : f.profiles) known += (known.empty() ? "" : ", ") + p;
-        throw BadInput("--profile " + printable(o.profile) + ": unknown profile for " + f.name + " (its own: " + known +
+        throw BadInput("--profile " + o.profile + ": unknown profile for " + f.name + " (its own: " + known +
                        "; any f32 profile where its inputs are f32)");
     }
     // An output over a given input would replace what the run read (a replay from --out's own
@@ -94,11 +94,11 @@ int do_run(const RunOpts& o) {
     const auto ins = tensors_of(f, Role::input);
     for (const std::string& spec : o.inputs) {
         const auto eq = spec.find('=');
-        if (eq == std::string::npos) throw BadInput("--input " + printable(spec) + ": expected NAME=FILE");
+        if (eq == std::string::npos) throw BadInput("--input " + spec + ": expected NAME=FILE");
         const std::string name = spec.substr(0, eq), path = spec.substr(eq + 1);
         size_t i = 0;
         while (i < ins.size() && ins[i]->name != name) ++i;
-        if (i == ins.size()) throw BadInput("--input " + printable(spec) + ": " + f.name + " has no input '" + printable(name) + "'");
+        if (i == ins.size()) throw BadInput("--input " + spec + ": " + f.name + " has no input '" + name + "'");
         regular_file_size(path, in[i].size() + kNpyHeaderRoom, "input " + name);
         in[i] = npy::read_for(path, ins[i]->elem, in[i].size()).bytes;
         std::printf("input  %-6s %s (%zu bytes)\n", name.c_str(), path.c_str(), in[i].size());

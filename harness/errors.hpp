@@ -17,7 +17,6 @@ enum Exit : int {
     exit_hang = 5,      // a device case did not finish within its limit (the watchdog stopped the run)
 };
 
-
 // A GPU was required (--device) and none is usable.
 struct NoGpu : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -35,8 +34,9 @@ inline std::string joined(const std::vector<std::string>& names, std::string_vie
 
 // Text from a file or the command line, made safe to put in a one-line message: a newline becomes
 // the two characters \n (likewise \r, \t), other control bytes and bytes that are not valid UTF-8
-// become \xHH, valid UTF-8 stays as it is. Every BadInput's message passes through it, and the
-// CLI passes every error it prints.
+// become \xHH, valid UTF-8 stays as it is. Every BadInput's message passes through it when it is
+// made (so its callers pass file and command-line text as it is), and the CLI passes every other
+// error it prints.
 inline std::string printable(std::string_view s) {
     static constexpr char hex[] = "0123456789abcdef";
     std::string out;

@@ -25,7 +25,7 @@ std::string kind_of(mode_t m) {
 
 uint64_t regular_file_size(const std::string& path, uint64_t max_bytes, std::string_view what) {
     struct stat st {};
-    const std::string name = printable(path);
+    const std::string& name = path;
     if (::stat(path.c_str(), &st) != 0)
         throw BadInput(name + ": cannot open " + std::string(what) + " (" + std::strerror(errno) + ")");
     if (!S_ISREG(st.st_mode))
@@ -40,12 +40,12 @@ uint64_t regular_file_size(const std::string& path, uint64_t max_bytes, std::str
 std::string read_regular_file(const std::string& path, uint64_t max_bytes, std::string_view what) {
     const uint64_t size = regular_file_size(path, max_bytes, what);
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw BadInput(printable(path) + ": cannot open " + std::string(what));
+    if (!in) throw BadInput(path + ": cannot open " + std::string(what));
     std::string text(size, '\0');
     in.read(text.data(), static_cast<std::streamsize>(size));
     // A file that shrank under us reads short; one that grew is read to its size at open.
     text.resize(static_cast<size_t>(in.gcount()));
-    if (in.bad()) throw BadInput(printable(path) + ": read error in " + std::string(what));
+    if (in.bad()) throw BadInput(path + ": read error in " + std::string(what));
     return text;
 }
 

@@ -69,7 +69,7 @@ uint64_t max_case_bytes() {
     const char* end = env + std::strlen(env);
     auto [p, ec] = std::from_chars(env, end, x);
     if (ec != std::errc() || p != end || x == 0)
-        throw BadInput("BITGATE_MAX_CASE_BYTES=" + printable(env) + ": not a positive byte count");
+        throw BadInput("BITGATE_MAX_CASE_BYTES=" + std::string(env) + ": not a positive byte count");
     return x;
 }
 

@@ -55,7 +55,7 @@ struct Reader {
     Verdict verdict(const json& obj, const std::string& where) const {
         const std::string s = str(obj, where, "verdict");
         Verdict v{};
-        if (!verdict_from_name(s, v)) fail(where + ".verdict", "unknown verdict '" + printable(s) + "'");
+        if (!verdict_from_name(s, v)) fail(where + ".verdict", "unknown verdict '" + s + "'");
         return v;
     }
     std::vector<std::string> strings(const json& obj, const std::string& where, const char* key) const {
@@ -75,7 +75,7 @@ Result read_result(const Reader& rd, const json& j, const std::string& where) {
              .catalog = rd.str(j, where, "catalog"), .origin = rd.str(j, where, "origin"), .case_id = rd.str(j, where, "case"),
              .shape = rd.str(j, where, "shape"), .profile = rd.str(j, where, "profile"), .seed = rd.uint(j, where, "seed"),
              .verdict = rd.verdict(j, where), .note = rd.opt_str(j, where, "note"), .ms = rd.number(j, where, "ms")};
-    if (r.where != "host" && r.where != "device") rd.fail(where + ".where", "expected host or device, not '" + printable(r.where) + "'");
+    if (r.where != "host" && r.where != "device") rd.fail(where + ".where", "expected host or device, not '" + r.where + "'");
     if (j.contains("mutant_expect")) {
         r.mutant = true;
         r.expect = rd.str(j, where, "mutant_expect");
@@ -105,19 +105,19 @@ Report parse_report(std::string_view text, const std::string& path) {
     try {
         j = json::parse(text);
     } catch (const json::exception& e) {
-        throw BadInput(path + ": not a JSON report (" + printable(e.what()) + ")");
+        throw BadInput(path + ": not a JSON report (" + e.what() + ")");
     }
     const Reader rd{path};
     if (!j.is_object()) throw BadInput(path + ": not a JSON report (expected an object)");
     const json& format = rd.field(j, "report", "format");
     if (!format.is_number_integer() || format.get<int64_t>() != kJsonFormat)
-        rd.fail("format", "this bitgate reads report format " + std::to_string(kJsonFormat) + ", the file is " + printable(format.dump()));
+        rd.fail("format", "this bitgate reads report format " + std::to_string(kJsonFormat) + ", the file is " + format.dump());
     Report r{.path = path, .bitgate = rd.str(j, "report", "bitgate"), .build_commit = rd.str(j, "report", "build_commit"),
              .verb = rd.str(j, "report", "verb"), .device = rd.str(j, "report", "device"),
              .argv = rd.strings(j, "report", "argv")};
     const json& shard = rd.field(j, "report", "shard");
     if (!shard.is_null() && (!shard.is_string() || !parse_shard_name(shard.get<std::string>(), r.shard_index, r.shard_count)))
-        rd.fail("shard", "expected null or I/N with 0 <= I < N, not " + printable(shard.dump()));
+        rd.fail("shard", "expected null or I/N with 0 <= I < N, not " + shard.dump());
     const json& summary = rd.field(j, "report", "summary");
     r.seconds = rd.number(summary, "summary", "seconds");
     const json& results = rd.field(j, "report", "results");
@@ -160,7 +160,7 @@ Report merge_reports(const std::vector<Report>& parts, int index, int count) {
     for (const Report& p : parts) {
         auto differs = [&](const char* what, const std::string& a, const std::string& b) {
             if (a != b)
-                throw BadInput(p.path + ": " + what + " " + printable(a) + ", but " + first.path + " has " + printable(b) +
+                throw BadInput(p.path + ": " + what + " " + a + ", but " + first.path + " has " + b +
                                ": not shards of one run");
         };
         differs("bitgate", p.bitgate, first.bitgate);
@@ -207,7 +207,7 @@ Report merge_reports(const std::vector<Report>& parts, int index, int count) {
     std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.second.order < b.second.order; });
     for (size_t k = 1; k < all.size(); ++k)
         if (all[k].first != all[k - 1].first && all[k].second.order == all[k - 1].second.order)
-            throw BadInput(all[k].first->path + ": case " + printable(all[k].second.case_id) + " also in " + all[k - 1].first->path +
+            throw BadInput(all[k].first->path + ": case " + all[k].second.case_id + " also in " + all[k - 1].first->path +
                            ": the shards overlap");
     for (auto& [p, r] : all) out.results.push_back(std::move(r));
     return out;

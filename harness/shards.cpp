@@ -90,7 +90,7 @@ ShardSpec resolve_shard(const std::string& option, const EnvLookup& env) {
     if (!option.empty()) {
         ShardSpec s{.from = "--shard " + option};
         if (!parse_shard_name(option, s.index, s.count))
-            throw BadInput("--shard " + printable(option) + ": expected I/N with 0 <= I < N, or auto");
+            throw BadInput("--shard " + option + ": expected I/N with 0 <= I < N, or auto");
         return s;
     }
     if (!env("GTEST_SHARD_INDEX") && !env("GTEST_TOTAL_SHARDS")) return ShardSpec{};
@@ -100,7 +100,7 @@ ShardSpec resolve_shard(const std::string& option, const EnvLookup& env) {
 void touch_gtest_status(const EnvLookup& env) {
     if (const char* f = env("GTEST_SHARD_STATUS_FILE"); f && *f) {
         std::ofstream touch(f, std::ios::app);
-        if (!touch) throw BadInput(std::string("GTEST_SHARD_STATUS_FILE ") + printable(f) + ": cannot create");
+        if (!touch) throw BadInput(std::string("GTEST_SHARD_STATUS_FILE ") + f + ": cannot create");
     }
 }
 

@@ -54,15 +54,15 @@ Spread resolve_spread(const std::string& gpus, int workers) {
     }
     int want = 0;
     if (gpus != "all" && (!whole_number(gpus, want) || want < 1))
-        throw BadInput("--gpus " + printable(gpus) + ": expected all or a number of GPUs (at least 1)");
+        throw BadInput("--gpus " + gpus + ": expected all or a number of GPUs (at least 1)");
     const auto too_few = [&](int n) {
-        return BadInput("--workers " + std::to_string(workers) + " with --gpus " + printable(gpus) + ": fewer workers than the " +
+        return BadInput("--workers " + std::to_string(workers) + " with --gpus " + gpus + ": fewer workers than the " +
                         std::to_string(n) + " GPUs (each GPU needs one at least)");
     };
     if (workers != -1 && gpus != "all" && workers < want) throw too_few(want);  // before looking for GPUs
     const VisibleGpus v = visible_gpus();
     if (!v.built_with_cuda)
-        throw BadInput("--gpus " + printable(gpus) + ": " + v.why_none + ": there are no GPUs to spread over (--workers N spreads over processes)");
+        throw BadInput("--gpus " + gpus + ": " + v.why_none + ": there are no GPUs to spread over (--workers N spreads over processes)");
     if (v.count == 0) throw NoGpu("--gpus " + gpus + ": " + v.why_none);
     if (gpus == "all") want = v.count;
     if (want > v.count)
