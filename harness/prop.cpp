@@ -3,6 +3,7 @@
 // real failure, and the shrunk case must show the class the mutant expects. So the search and the
 // shrinking are shown to find a planted defect from generated shapes alone, not from catalog
 // lines written for it.
+#include <algorithm>
 #include <cstdio>
 
 #include "catalog.hpp"
@@ -27,8 +28,10 @@ Shape draw_shape(const FamilySpec& f) {
     Shape s;
     s.family = f.name;
     for (const Dim& d : f.dims) {
+        int64_t v = *dim_gen(d).as(d.name);
+        if (!d.at_least.empty()) v = std::max(v, s[d.at_least]);
         s.names.push_back(d.name);
-        s.values.push_back(*dim_gen(d).as(d.name));
+        s.values.push_back(v);
     }
     return s;
 }

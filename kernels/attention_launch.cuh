@@ -71,7 +71,7 @@ int launch_decode_d(const float* q, const uint16_t* kc, const uint16_t* vc, int6
     }
     if (n_split == 1) return 1;
     const dim3 cgrid{unsigned(n_head), unsigned(D / kCombineDims)};
-    const CombineLaunch combine = combine_for<D, B>(n_split, n_kv_head);
+    const CombineLaunch combine = combine_for<D, B>(n_split);
     launch_dependent(combine.kernel, cgrid, dim3(combine.threads), 0, stream, part, n_split, out);
     return 2;
 }

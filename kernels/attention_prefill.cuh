@@ -1,4 +1,5 @@
-// Prefill attention: one block per (64 queries, head), the fold in registers after each split.
+// Prefill attention: one block per (64 queries, head), the fold (both levels) in registers after
+// each split.
 #pragma once
 #include "attention_common.cuh"
 
@@ -58,7 +59,13 @@ __global__ void __launch_bounds__(kPrefillThreads, 2)
         }
     };
 
-    float A[4][DT] = {}, M[4] = {}, Ls[4] = {};
+    // The rows' state: the fold of the present group (GM, GLs, GA) in registers, and of the whole
+    // (M, Ls, A), whose A waits between groups in the thread's own dims of its rows of `out` (the
+    // same thread reads it back; a row is written only there and at its end). In registers too,
+    // A took the kernel past its 128 registers (320 bytes of spills at head_dim 128); this way the
+    // store and the load come once a group of 32 splits.
+    float M[4] = {}, Ls[4] = {}, GA[4][DT] = {}, GM[4] = {}, GLs[4] = {};
+    constexpr int FG = int(kAttnFoldGroup);
     const int n_split = int(maxpos / kSplit) + 1;
     for (int c = 0; c < n_split; ++c) {
         const int64_t j0 = int64_t(c) * kSplit;
@@ -166,34 +173,54 @@ __global__ void __launch_bounds__(kPrefillThreads, 2)
                 key(j, p);
             }
         }
+        // state <- (m, l, x) of a split or a group: state' = its own (m, l, x) where it starts.
+        auto fold = [](float& Ms, float& Lss, float* As, float m, float l, const float* x) {
+            const float Mn = max_of(m, Ms);
+            const float wa = exp_det(Ms - Mn), wb = exp_det(m - Mn);
+            Lss = fmaf(Lss, wa, l * wb);
+            BITGATE_UNROLL
+            for (int e = 0; e < DT; ++e) As[e] = fmaf(As[e], wa, x[e] * wb);
+            Ms = Mn;
+        };
         BITGATE_UNROLL
         for (int a = 0; a < 4; ++a) {
             const int r = ty + 16 * a;
-            if (c == 0) {
-                M[a] = s_m[r];
-                Ls[a] = lsum[a];
+            if (!s_act[r]) continue;  // past the row's last split
+            if (c % FG == 0) {  // level one: the group's first split starts it
+                GM[a] = s_m[r];
+                GLs[a] = lsum[a];
                 BITGATE_UNROLL
-                for (int e = 0; e < DT; ++e) A[a][e] = acc[a][e];
-            } else if (s_act[r]) {
-                const float m = s_m[r], Mn = max_of(m, M[a]);
-                const float wa = exp_det(M[a] - Mn), wb = exp_det(m - Mn);
-                Ls[a] = fmaf(Ls[a], wa, lsum[a] * wb);
-                BITGATE_UNROLL
-                for (int e = 0; e < DT; ++e) A[a][e] = fmaf(A[a][e], wa, acc[a][e] * wb);
-                M[a] = Mn;
+                for (int e = 0; e < DT; ++e) GA[a][e] = acc[a][e];
+            } else {
+                fold(GM[a], GLs[a], GA[a], s_m[r], lsum[a], acc[a]);
             }
+            // Level two, once the row's group is complete: at the group's end or the row's last
+            // split. Rows past n_q (and the mutant's last row) have no output and skip it.
+            const bool last = int64_t(c) == (past + i0 + r) / kSplit;
+            if (c % FG != FG - 1 && !last) continue;
+            if (r >= rows || (B == Bug::tail_unwritten && i0 + r == n_q - 1)) continue;
+            float* o = out + ((i0 + r) * n_head + h) * D;
+            float A[DT];
+            if (c < FG) {  // group 0 starts the whole
+                M[a] = GM[a];
+                Ls[a] = GLs[a];
+                BITGATE_UNROLL
+                for (int e = 0; e < DT; ++e) A[e] = GA[a][e];
+            } else {
+                BITGATE_UNROLL
+                for (int e = 0; e < DT; e += 4) {
+                    const float4 x = *reinterpret_cast<const float4*>(o + prefill_dim(tx, e));
+                    A[e] = x.x, A[e + 1] = x.y, A[e + 2] = x.z, A[e + 3] = x.w;
+                }
+                fold(M[a], Ls[a], A, GM[a], GLs[a], GA[a]);
+            }
+            BITGATE_UNROLL
+            for (int e = 0; e < DT; e += 4)
+                *reinterpret_cast<float4*>(o + prefill_dim(tx, e)) =
+                    last ? make_float4(A[e] / Ls[a], A[e + 1] / Ls[a], A[e + 2] / Ls[a], A[e + 3] / Ls[a])
+                         : make_float4(A[e], A[e + 1], A[e + 2], A[e + 3]);
         }
         __syncthreads();  // sS and the row stats are rewritten by the next split
-    }
-    BITGATE_UNROLL
-    for (int a = 0; a < 4; ++a) {
-        const int r = ty + 16 * a;
-        if (r >= rows || (B == Bug::tail_unwritten && i0 + r == n_q - 1)) continue;
-        float* o = out + ((i0 + r) * n_head + h) * D;
-        BITGATE_UNROLL
-        for (int e = 0; e < DT; e += 4)
-            *reinterpret_cast<float4*>(o + prefill_dim(tx, e)) =
-                make_float4(A[a][e] / Ls[a], A[a][e + 1] / Ls[a], A[a][e + 2] / Ls[a], A[a][e + 3] / Ls[a]);
     }
 }
 

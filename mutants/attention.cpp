@@ -89,4 +89,45 @@ BITGATE_VARIANT("attention", VariantSpec{.name = "m_one_split",
                                          .expect = "golden_mismatch",
                                          .golden_as = "prefill"});
 
+// The model with the splits folded in one level (position order, no groups): equal to the real
+// order up to one group of splits (4,096 keys), different bits beyond. The goldens must pin the
+// group rule.
+void one_level_fold(const Shape& s, const HostIo& io) {
+    const int64_t n_q = s["n_q"], L = s["L"], ctx = s["ctx"], H = s["n_head"], D = s["head_dim"];
+    const int64_t G = H / s["n_kv_head"];
+    const float* q = io.input<float>("q");
+    const uint16_t* kc = io.input<uint16_t>("k_cache");
+    const uint16_t* vc = io.input<uint16_t>("v_cache");
+    float* out = io.output<float>("out");
+    std::vector<float> k(static_cast<size_t>(L * D)), v(static_cast<size_t>(L * D)), acc(static_cast<size_t>(D)),
+        A(static_cast<size_t>(D));
+    for (int64_t h = 0; h < H; ++h) {
+        for (int64_t i = 0; i < L * D; ++i) {
+            k[size_t(i)] = f16_to_f32(kc[(h / G) * ctx * D + i]);
+            v[size_t(i)] = f16_to_f32(vc[(h / G) * ctx * D + i]);
+        }
+        for (int64_t i = 0; i < n_q; ++i) {
+            const int64_t n_keys = L - n_q + i + 1;
+            float M = 0.0f, Ls = 0.0f;
+            for (int64_t c = 0; c < attn_splits(n_keys); ++c) {
+                float m = 0.0f, l = 0.0f;
+                ref::attention_split(q + (i * H + h) * D, k.data(), v.data(), c * kAttnSplit,
+                                     std::min(n_keys, (c + 1) * kAttnSplit), D, attention_scale(D), m, l, acc.data());
+                if (c == 0)
+                    M = m, Ls = l, A = acc;
+                else
+                    ref::attention_fold(M, Ls, A.data(), m, l, acc.data(), D);
+            }
+            for (int64_t d = 0; d < D; ++d) out[(i * H + h) * D + d] = A[size_t(d)] / Ls;
+        }
+    }
+}
+
+BITGATE_VARIANT("attention", VariantSpec{.name = "m_one_level_fold",
+                                         .summary = "host model: the splits folded in one level (no groups of 32)",
+                                         .model = one_level_fold,
+                                         .mutant = true,
+                                         .expect = "golden_mismatch",
+                                         .golden_as = "prefill"});
+
 }  // namespace

@@ -110,7 +110,8 @@ void attention_f16kv(const float* q, const uint16_t* k_cache, const uint16_t* v_
     // out, so the threads that share them out change no bit.
     const int64_t items = n_kv_head * n_q;
     auto work = [&](int64_t first, int64_t step) {
-        std::vector<float> acc(static_cast<size_t>(D)), A(static_cast<size_t>(D)), s(static_cast<size_t>(kAttnSplit));
+        std::vector<float> acc(static_cast<size_t>(D)), A(static_cast<size_t>(D)), GA(static_cast<size_t>(D)),
+            s(static_cast<size_t>(kAttnSplit));
         for (int64_t it = first; it < items; it += step) {
             const int64_t kvh = it % n_kv_head, i = it / n_kv_head, n_keys = L - n_q + i + 1;
             const float* kh = k.data() + kvh * k_rows * D;
@@ -118,18 +119,27 @@ void attention_f16kv(const float* q, const uint16_t* k_cache, const uint16_t* v_
             for (int64_t g = 0; g < G; ++g) {
                 const int64_t h = kvh * G + g;
                 const float* qr = q + (i * n_head + h) * D;
-                float M = 0.0f, Ls = 0.0f;
-                for (int64_t c = 0; c < attn_splits(n_keys); ++c) {
+                float M = 0.0f, Ls = 0.0f, GM = 0.0f, GLs = 0.0f;  // the whole fold, and its group's
+                const int64_t n_split = attn_splits(n_keys);
+                for (int64_t c = 0; c < n_split; ++c) {
                     const int64_t j0 = c * kAttnSplit, j1 = std::min(n_keys, j0 + kAttnSplit);
                     float m = 0.0f, l = 0.0f;
                     if (plain)
                         attention_split(qr, kh, vh, j0, j1, D, scale, m, l, acc.data());
                     else
                         split_transposed(qr, kh, Lp, vh, j0, j1, D, scale, m, l, acc.data(), s.data());
-                    if (c == 0) {
-                        M = m, Ls = l, A = acc;
+                    // Level one: the split into its group (the group's first split starts it).
+                    if (c % kAttnFoldGroup == 0) {
+                        GM = m, GLs = l, GA = acc;
                     } else {
-                        attention_fold(M, Ls, A.data(), m, l, acc.data(), D);
+                        attention_fold(GM, GLs, GA.data(), m, l, acc.data(), D);
+                    }
+                    if (c % kAttnFoldGroup != kAttnFoldGroup - 1 && c != n_split - 1) continue;
+                    // Level two: a complete group into the whole (group 0 starts it).
+                    if (c < kAttnFoldGroup) {
+                        M = GM, Ls = GLs, A = GA;
+                    } else {
+                        attention_fold(M, Ls, A.data(), GM, GLs, GA.data(), D);
                     }
                 }
                 float* o = out + (i * n_head + h) * D;

@@ -1,6 +1,7 @@
 // Host model of attention: causal GQA softmax attention over an F16 KV cache, in the order of
 // docs/attention.md (splits of kAttnSplit keys, two-pass softmax inside a split, splits folded in
-// position order). The prefill and decode kernels follow this one order.
+// position order within groups of kAttnFoldGroup, then the groups in order). The prefill and
+// decode kernels follow this one order.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -29,11 +30,13 @@ void attention_f16kv(const float* q, const uint16_t* k_cache, const uint16_t* v_
 void attention_split(const float* q, const float* k, const float* v, int64_t j0, int64_t j1, int64_t head_dim,
                      float scale, float& m, float& l, float* acc);
 
-// Folds split (m, l, acc) into the running state (M, Ls, A) of the splits before it:
+// Folds split (m, l, acc) into the running state (M, Ls, A) of the splits before it in its group,
+// and a group's state the same way into the state of the groups before it:
 //   M' = m > M ? m : M;  a = exp_det(M - M');  b = exp_det(m - M')
 //   Ls = fma(Ls, a, l * b);  A[d] = fma(A[d], a, acc[d] * b);  M = M'
 // (the products of the new split are independent of the state: the kernels' chain is one fma.)
-// The state starts as split 0's (m, l, acc) unchanged; out[d] = A[d] / Ls at the end.
+// A group's state starts as its first split's (m, l, acc) unchanged, the whole as group 0's;
+// out[d] = A[d] / Ls at the end.
 void attention_fold(float& M, float& Ls, float* A, float m, float l, const float* acc, int64_t head_dim);
 
 // Shapes the decode kernel takes: "" or why not (one query, at most 64 heads per kv head).

@@ -87,10 +87,14 @@ FamilySpec spec() {
                    "prefill (n_q queries) and decode (1 query, split over keys)",
         .dims = {{.name = "n_q", .lo = 1, .hi = 130, .edges = {1, 2, 17, 63, 64, 65, 128},
                   .doc = "queries; query i sits at position L - n_q + i"},
-                 {.name = "L", .lo = 1, .hi = 560, .edges = {1, 2, 64, 65, 127, 128, 129, 256, 257, 512, 513},
-                  .doc = "valid cache positions (keys of the last query); splits of 128 keys"},
+                 // The edges past hi cross the fold's first group boundary (32 splits, 4096 keys):
+                 // 33 splits with one key in the last, 33 whole, 34.
+                 {.name = "L", .lo = 1, .hi = 560,
+                  .edges = {1, 2, 64, 65, 127, 128, 129, 256, 257, 512, 513, 4097, 4224, 4352},
+                  .doc = "valid cache positions (keys of the last query); splits of 128 keys, folded in groups of 32"},
                  {.name = "ctx", .lo = 1, .hi = 600, .edges = {520, 600},
-                  .doc = "cache rows per kv head; positions L .. ctx-1 hold NaN the kernels must not read"},
+                  .doc = "cache rows per kv head; positions L .. ctx-1 hold NaN the kernels must not read",
+                  .at_least = "L"},
                  {.name = "n_head", .lo = 1, .hi = 16, .edges = {1, 2, 4, 7, 8, 14},
                   .doc = "query heads"},
                  {.name = "n_kv_head", .lo = 1, .hi = 4, .edges = {1, 2},

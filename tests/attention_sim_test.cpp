@@ -127,7 +127,7 @@ std::vector<float> decode(const Inputs& in, Pick pick = Pick::launcher) {
         });
     }
     if (n_split > 1) {
-        const k::CombineLaunch combine = k::combine_for<D, B>(n_split, in.KV);
+        const k::CombineLaunch combine = k::combine_for<D, B>(n_split);
         k::launch(int(in.H), D / k::kCombineDims, combine.threads, 0,
                   [&] { combine.kernel(part.data(), n_split, out.data()); });
     }
@@ -161,9 +161,26 @@ TEST(AttentionSim, PrefillKernelEqualsModel) {
     }
 }
 
+TEST(AttentionSim, PrefillKernelEqualsModelAcrossFoldGroups) {
+    // The fold's second level in prefill: chunks of 70 queries whose rows end in split 31 (the
+    // last of group 0) or 32 (the first of group 1), so a tile's last split starts a group some of
+    // its rows never reach; or in split 33 or 34, so some rows' group ends before the tile's last
+    // split and away from a group's end; and one query over three groups, the last ragged (65
+    // splits).
+    for (const S& s : {S{70, 4130, 4140, 2, 1, "normal"}, S{70, 4370, 4380, 2, 1, "uniform"},
+                       S{1, 8300, 8310, 2, 2, "outliers"}}) {
+        const Inputs a = make(s.n_q, s.L, s.ctx, s.H, s.KV, 64, s.profile);
+        EXPECT_TRUE(same(prefill<64>(a), model(a))) << "D 64 n_q " << s.n_q << " L " << s.L << ": "
+                                                    << first_diff(prefill<64>(a), model(a));
+        const Inputs b = make(s.n_q, s.L, s.ctx, s.H, s.KV, 128, s.profile);
+        EXPECT_TRUE(same(prefill<128>(b), model(b))) << "D 128 n_q " << s.n_q << " L " << s.L << ": "
+                                                     << first_diff(prefill<128>(b), model(b));
+    }
+}
+
 TEST(AttentionSim, DecodeKernelsEqualModel) {
     // 1 split (no combine), split edges, 3 splits, groups over 8 heads (several passes of the
-    // score and p.v loops; 14 heads: two passes of 7), and 258 splits (two combine chunks). At
+    // score and p.v loops; 14 heads: two passes of 7), and 258 splits (9 fold groups). At
     // head_dim 64 short caches of groups up to 8 heads take the pipelined kernel, larger groups the
     // split kernel; so do the 1,032 (split, kv head) pairs of 33,000 keys over 4 kv heads and the
     // 516 pairs over 2 (decode_uses_pipe). At head_dim 128 short caches take the split kernel's
@@ -222,14 +239,14 @@ TEST(AttentionSim, EveryDefectChangesTheBytes) {
     EXPECT_TRUE(std::isnan(decode<128, k::Bug::read_past_L>(f)[0])) << "the poison after L reaches out";
 }
 
-TEST(AttentionSim, CombineEqualsTheModelsFoldOverManyChunks) {
-    // The combine alone, every kernel, on split results made up here, against ref::attention_fold:
-    // in the unrolled kernel (warmed by its whole pass or by its fold alone) a chunk of 256
-    // splits runs the fold fully unrolled, a shorter one the loop, and a full chunk after the
-    // first folds its split 0 like the others; the warp kernel up to 32 splits. Maxima rise,
-    // fall and repeat (ties), and some sit more than 104 below (weights of exactly 0 and 1).
+TEST(AttentionSim, CombineEqualsTheModelsTwoLevelFold) {
+    // The combine alone, both kernels, on split results made up here, against ref::attention_fold
+    // applied in the order's two levels (runs of 32 splits, then the runs' states): the warp
+    // kernel up to one group, the group kernel at any count (one group, a ragged last group, more
+    // groups than its 8 warps take in one round). Maxima rise, fall and repeat (ties), and some
+    // sit more than 104 below (weights of exactly 0 and 1).
     constexpr int D = 64, H = 2;
-    for (const int n_split : {2, 3, 17, 31, 32, 255, 256, 257, 300, 512, 513, 777}) {
+    for (const int n_split : {2, 3, 17, 31, 32, 33, 64, 255, 256, 257, 300, 512, 513, 777}) {
         std::vector<float> part(size_t(H) * n_split * (D + k::kPartPad));
         uint64_t x = 0x9e3779b97f4a7c15ull * uint64_t(n_split);
         auto next = [&] {  // a small deterministic generator (xorshift): values in [-1, 1)
@@ -247,28 +264,27 @@ TEST(AttentionSim, CombineEqualsTheModelsFoldOverManyChunks) {
         std::vector<float> want(size_t(H) * D), got(size_t(H) * D, kPoison);
         for (int h = 0; h < H; ++h) {
             const float* ph = &part[size_t(h) * n_split * (D + k::kPartPad)];
-            float M = ph[D], Ls = ph[D + 1];
-            std::vector<float> A(ph, ph + D);
-            for (int c = 1; c < n_split; ++c) {
-                const float* r = ph + size_t(c) * (D + k::kPartPad);
-                ref::attention_fold(M, Ls, A.data(), r[D], r[D + 1], r, D);
+            float M = 0.0f, Ls = 0.0f;
+            std::vector<float> A(static_cast<size_t>(D));
+            for (int g0 = 0; g0 < n_split; g0 += int(kAttnFoldGroup)) {
+                const float* r0 = ph + size_t(g0) * (D + k::kPartPad);
+                float GM = r0[D], GLs = r0[D + 1];
+                std::vector<float> GA(r0, r0 + D);
+                for (int c = g0 + 1; c < std::min(n_split, g0 + int(kAttnFoldGroup)); ++c) {
+                    const float* r = ph + size_t(c) * (D + k::kPartPad);
+                    ref::attention_fold(GM, GLs, GA.data(), r[D], r[D + 1], r, D);
+                }
+                if (g0 == 0)
+                    M = GM, Ls = GLs, A = GA;
+                else
+                    ref::attention_fold(M, Ls, A.data(), GM, GLs, GA.data(), D);
             }
             for (int d = 0; d < D; ++d) want[size_t(h) * D + d] = A[size_t(d)] / Ls;
         }
-        k::launch(H, D / k::kCombineDims, k::kCombineThreads, 0, [&] {
-            k::decode_combine_kernel<D, k::Bug::none, true, k::Warm::pass>(part.data(), n_split, got.data());
-        });
-        EXPECT_TRUE(same(got, want)) << "unrolled, whole pass warmed, " << n_split << " splits: " << first_diff(got, want);
-        std::fill(got.begin(), got.end(), kPoison);
-        k::launch(H, D / k::kCombineDims, k::kCombineThreads, 0, [&] {
-            k::decode_combine_kernel<D, k::Bug::none, true, k::Warm::fold>(part.data(), n_split, got.data());
-        });
-        EXPECT_TRUE(same(got, want)) << "unrolled, fold warmed, " << n_split << " splits: " << first_diff(got, want);
-        std::fill(got.begin(), got.end(), kPoison);
-        k::launch(H, D / k::kCombineDims, k::kCombineThreads, 0,
-                  [&] { k::decode_combine_kernel<D, k::Bug::none, false>(part.data(), n_split, got.data()); });
-        EXPECT_TRUE(same(got, want)) << "loop, " << n_split << " splits: " << first_diff(got, want);
-        if (n_split <= k::kCombineWarpSplits) {
+        k::launch(H, D / k::kCombineDims, 32 * k::kCombineGroupWarps, 0,
+                  [&] { k::decode_combine_groups_kernel<D, k::Bug::none>(part.data(), n_split, got.data()); });
+        EXPECT_TRUE(same(got, want)) << "groups, " << n_split << " splits: " << first_diff(got, want);
+        if (n_split <= kAttnFoldGroup) {
             std::fill(got.begin(), got.end(), kPoison);
             k::launch(H, D / k::kCombineDims, 32, 0,
                       [&] { k::decode_combine_warp_kernel<D, k::Bug::none>(part.data(), n_split, got.data()); });

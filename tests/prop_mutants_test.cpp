@@ -52,6 +52,22 @@ void defect_by_sign(const Shape& s, const HostIo& io) {
 
 }  // namespace
 
+TEST(PropMutants, ADimensionDrawnBelowItsFloorIsRaisedToIt) {
+    // Attention's ctx is drawn at least L (Dim::at_least), so its edges past the range (caches
+    // beyond one fold group) come with a cache that holds them instead of being discarded.
+    const FamilySpec& f = family("attention");
+    bool beyond_group = false, ctx_equal = false;
+    rc::Random random(uint64_t(7));
+    for (int i = 0; i < 400; ++i) {
+        const Shape s = rc::gen::exec([&] { return draw_shape(f); })(random.split()).value();
+        ASSERT_GE(s["ctx"], s["L"]) << s.str();
+        beyond_group = beyond_group || s["L"] > 4096;
+        ctx_equal = ctx_equal || (s["ctx"] == s["L"] && s["L"] > 600);
+    }
+    EXPECT_TRUE(beyond_group) << "no draw crossed the fold's first group";
+    EXPECT_TRUE(ctx_equal) << "no ctx raised to an L past its range";
+}
+
 TEST(PropMutants, ShrinksToTheLeastFailingShape) {
     const FamilySpec f = toy_with_mutant(wrong_from_1000);
     const Hunt h = hunt_mutant(f, f.variants[1], HuntOptions{.seed = 1, .count = 100});
@@ -145,6 +161,10 @@ TEST(PropMutants, EveryHostMutantIsFoundAndItsLineReplays) {
                 // The one-split model equals the real order up to 128 keys (docs/attention.md),
                 // and no query sees more than L keys: the shrunk case must have L > 128.
                 EXPECT_GT(dim_of(h.catalog_line, "L"), 128) << h.catalog_line;
+            }
+            if (m.name == "m_one_level_fold") {
+                // The one-level fold equals the two-level one up to one group (4,096 keys).
+                EXPECT_GT(dim_of(h.catalog_line, "L"), 4096) << h.catalog_line;
             }
         }
     EXPECT_GT(hunted, 0u);

@@ -48,7 +48,10 @@ struct Shape {
 };
 
 // How the property search draws one dimension: uniformly in [lo, hi] in steps of `multiple`,
-// or one of `edges` (dispatch boundaries, ragged tails) a quarter of the time.
+// or one of `edges` (dispatch boundaries, ragged tails) a quarter of the time. An edge may lie
+// past `hi`: a boundary whose shapes are too large to draw uniformly around. `at_least` names an
+// earlier dimension this one is raised to when drawn below it (attention's ctx >= L), so shapes
+// that need both large are drawn, not discarded as invalid.
 //
 // `max` is the largest value a catalog line or `--shape` may give (0: the engine's default,
 // kDimMax, the int32 range the kernels index in). The engine also rejects a shape whose
@@ -61,6 +64,7 @@ struct Dim {
     int64_t multiple = 1;
     std::vector<int64_t> edges;
     std::string doc;  // one line for `bitgate list`
+    std::string at_least;
     int64_t max = 0;
 };
 

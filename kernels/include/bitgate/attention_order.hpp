@@ -13,6 +13,12 @@ namespace bitgate {
 
 inline constexpr int64_t kAttnSplit = 128;
 
+// The splits' states are folded in two levels: group g holds splits [g * kAttnFoldGroup,
+// (g + 1) * kAttnFoldGroup), each group is folded in position order, then the groups' states in
+// group order. A function of the split index alone, like the split; a query of up to
+// kAttnFoldGroup splits (4,096 keys) has one group, and its fold is the plain one.
+inline constexpr int64_t kAttnFoldGroup = 32;
+
 // Splits of a query that attends n_keys keys (positions 0 .. n_keys - 1).
 inline constexpr int64_t attn_splits(int64_t n_keys) { return (n_keys + kAttnSplit - 1) / kAttnSplit; }
 
