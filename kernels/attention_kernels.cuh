@@ -4,8 +4,10 @@
 //   s_j   = (fma chain over d ascending from +0 of q[d] * k_j[d]) * scale
 //   split = keys [128 c, 128 c + 128) up to the query's position: m = max, p = exp_det(s - m),
 //           l = p summed in key order from +0, acc[d] = fma chain of p_j * v_j[d] in key order
-//   fold  = splits in position order: M' = max(M, m), a = exp_det(M - M'), b = exp_det(m - M'),
-//           Ls = fma(Ls, a, l * b), A = fma(A, a, acc * b); split 0 starts the state; out = A / Ls
+//   fold  = in groups of 32 splits, each in position order: M' = max(M, m), a = exp_det(M - M'),
+//           b = exp_det(m - M'), Ls = fma(Ls, a, l * b), A = fma(A, a, acc * b), a group's first
+//           split starting its state; then the groups' states the same way in group order, group
+//           0 starting the whole; out = A / Ls
 // Masked keys inside a tile enter as p = 0: l + 0 and fma(0, v, acc) change no bit (v finite).
 // Every multiply-add is an explicit fmaf (the build has -fmad=false); exp is exp_det, no
 // hardware approximation (decode and the combines call exp_det_nonpos, its bits for the
