@@ -58,28 +58,36 @@ BITGATE_VARIANT("attention", kernel_mutant("decode", "m_read_past_L", "value_mis
                                            "poison comes through)",
                                            decode(AttentionDefect::read_past_L), decode_valid));
 
-// The model with one split over all keys (plain two-pass softmax): equal to the real order up to
-// 128 keys, different bits beyond. The goldens must pin the split rule.
-void one_split(const Shape& s, const HostIo& io) {
+// The host mutants' frame: each head's cache rows widened to f32, then `row(q, k, v, n_keys, D,
+// out)` for each query row of the head (n_keys: the keys the row sees).
+template <typename Row>
+void each_row(const Shape& s, const HostIo& io, Row row) {
     const int64_t n_q = s["n_q"], L = s["L"], ctx = s["ctx"], H = s["n_head"], D = s["head_dim"];
     const int64_t G = H / s["n_kv_head"];
     const float* q = io.input<float>("q");
     const uint16_t* kc = io.input<uint16_t>("k_cache");
     const uint16_t* vc = io.input<uint16_t>("v_cache");
     float* out = io.output<float>("out");
-    std::vector<float> k(static_cast<size_t>(L * D)), v(static_cast<size_t>(L * D)), acc(static_cast<size_t>(D));
+    std::vector<float> k(static_cast<size_t>(L * D)), v(static_cast<size_t>(L * D));
     for (int64_t h = 0; h < H; ++h) {
         for (int64_t i = 0; i < L * D; ++i) {
             k[size_t(i)] = f16_to_f32(kc[(h / G) * ctx * D + i]);
             v[size_t(i)] = f16_to_f32(vc[(h / G) * ctx * D + i]);
         }
-        for (int64_t i = 0; i < n_q; ++i) {
-            float m = 0.0f, l = 0.0f;
-            ref::attention_split(q + (i * H + h) * D, k.data(), v.data(), 0, L - n_q + i + 1, D, attention_scale(D), m,
-                                 l, acc.data());
-            for (int64_t d = 0; d < D; ++d) out[(i * H + h) * D + d] = acc[size_t(d)] / l;
-        }
+        for (int64_t i = 0; i < n_q; ++i)
+            row(q + (i * H + h) * D, k.data(), v.data(), L - n_q + i + 1, D, out + (i * H + h) * D);
     }
+}
+
+// The model with one split over all keys (plain two-pass softmax): equal to the real order up to
+// 128 keys, different bits beyond. The goldens must pin the split rule.
+void one_split(const Shape& s, const HostIo& io) {
+    std::vector<float> acc(static_cast<size_t>(s["head_dim"]));
+    each_row(s, io, [&](const float* q, const float* k, const float* v, int64_t n_keys, int64_t D, float* out) {
+        float m = 0.0f, l = 0.0f;
+        ref::attention_split(q, k, v, 0, n_keys, D, attention_scale(D), m, l, acc.data());
+        for (int64_t d = 0; d < D; ++d) out[d] = acc[size_t(d)] / l;
+    });
 }
 
 BITGATE_VARIANT("attention", VariantSpec{.name = "m_one_split",
@@ -93,34 +101,20 @@ BITGATE_VARIANT("attention", VariantSpec{.name = "m_one_split",
 // order up to one group of splits (4,096 keys), different bits beyond. The goldens must pin the
 // group rule.
 void one_level_fold(const Shape& s, const HostIo& io) {
-    const int64_t n_q = s["n_q"], L = s["L"], ctx = s["ctx"], H = s["n_head"], D = s["head_dim"];
-    const int64_t G = H / s["n_kv_head"];
-    const float* q = io.input<float>("q");
-    const uint16_t* kc = io.input<uint16_t>("k_cache");
-    const uint16_t* vc = io.input<uint16_t>("v_cache");
-    float* out = io.output<float>("out");
-    std::vector<float> k(static_cast<size_t>(L * D)), v(static_cast<size_t>(L * D)), acc(static_cast<size_t>(D)),
-        A(static_cast<size_t>(D));
-    for (int64_t h = 0; h < H; ++h) {
-        for (int64_t i = 0; i < L * D; ++i) {
-            k[size_t(i)] = f16_to_f32(kc[(h / G) * ctx * D + i]);
-            v[size_t(i)] = f16_to_f32(vc[(h / G) * ctx * D + i]);
+    std::vector<float> acc(static_cast<size_t>(s["head_dim"])), A(acc.size());
+    each_row(s, io, [&](const float* q, const float* k, const float* v, int64_t n_keys, int64_t D, float* out) {
+        float M = 0.0f, Ls = 0.0f;
+        for (int64_t c = 0; c < attn_splits(n_keys); ++c) {
+            float m = 0.0f, l = 0.0f;
+            ref::attention_split(q, k, v, c * kAttnSplit, std::min(n_keys, (c + 1) * kAttnSplit), D,
+                                 attention_scale(D), m, l, acc.data());
+            if (c == 0)
+                M = m, Ls = l, A = acc;
+            else
+                ref::attention_fold(M, Ls, A.data(), m, l, acc.data(), D);
         }
-        for (int64_t i = 0; i < n_q; ++i) {
-            const int64_t n_keys = L - n_q + i + 1;
-            float M = 0.0f, Ls = 0.0f;
-            for (int64_t c = 0; c < attn_splits(n_keys); ++c) {
-                float m = 0.0f, l = 0.0f;
-                ref::attention_split(q + (i * H + h) * D, k.data(), v.data(), c * kAttnSplit,
-                                     std::min(n_keys, (c + 1) * kAttnSplit), D, attention_scale(D), m, l, acc.data());
-                if (c == 0)
-                    M = m, Ls = l, A = acc;
-                else
-                    ref::attention_fold(M, Ls, A.data(), m, l, acc.data(), D);
-            }
-            for (int64_t d = 0; d < D; ++d) out[(i * H + h) * D + d] = A[size_t(d)] / Ls;
-        }
-    }
+        for (int64_t d = 0; d < D; ++d) out[d] = A[size_t(d)] / Ls;
+    });
 }
 
 BITGATE_VARIANT("attention", VariantSpec{.name = "m_one_level_fold",

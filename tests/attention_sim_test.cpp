@@ -147,18 +147,22 @@ std::string first_diff(const std::vector<float>& got, const std::vector<float>& 
 
 struct S { int64_t n_q, L, ctx, H, KV; const char* profile; };
 
+// The prefill kernel against the model byte for byte at both head dims.
+void expect_prefill_equals_model(const S& s) {
+    const Inputs a = make(s.n_q, s.L, s.ctx, s.H, s.KV, 64, s.profile);
+    EXPECT_TRUE(same(prefill<64>(a), model(a))) << "D 64 n_q " << s.n_q << " L " << s.L << ": "
+                                                << first_diff(prefill<64>(a), model(a));
+    const Inputs b = make(s.n_q, s.L, s.ctx, s.H, s.KV, 128, s.profile);
+    EXPECT_TRUE(same(prefill<128>(b), model(b))) << "D 128 n_q " << s.n_q << " L " << s.L << ": "
+                                                 << first_diff(prefill<128>(b), model(b));
+}
+
 }  // namespace
 
 TEST(AttentionSim, PrefillKernelEqualsModel) {
     for (const S& s : {S{1, 1, 5, 4, 2, "uniform"}, S{5, 5, 9, 2, 1, "uniform"}, S{70, 70, 80, 2, 2, "outliers"},
-                       S{17, 300, 310, 4, 2, "normal"}, S{65, 200, 200, 2, 1, "uniform"}, S{1, 300, 310, 3, 1, "zeros"}}) {
-        const Inputs a = make(s.n_q, s.L, s.ctx, s.H, s.KV, 64, s.profile);
-        EXPECT_TRUE(same(prefill<64>(a), model(a))) << "D 64 n_q " << s.n_q << " L " << s.L << ": "
-                                                    << first_diff(prefill<64>(a), model(a));
-        const Inputs b = make(s.n_q, s.L, s.ctx, s.H, s.KV, 128, s.profile);
-        EXPECT_TRUE(same(prefill<128>(b), model(b))) << "D 128 n_q " << s.n_q << " L " << s.L << ": "
-                                                     << first_diff(prefill<128>(b), model(b));
-    }
+                       S{17, 300, 310, 4, 2, "normal"}, S{65, 200, 200, 2, 1, "uniform"}, S{1, 300, 310, 3, 1, "zeros"}})
+        expect_prefill_equals_model(s);
 }
 
 TEST(AttentionSim, PrefillKernelEqualsModelAcrossFoldGroups) {
@@ -168,14 +172,8 @@ TEST(AttentionSim, PrefillKernelEqualsModelAcrossFoldGroups) {
     // split and away from a group's end; and one query over three groups, the last ragged (65
     // splits).
     for (const S& s : {S{70, 4130, 4140, 2, 1, "normal"}, S{70, 4370, 4380, 2, 1, "uniform"},
-                       S{1, 8300, 8310, 2, 2, "outliers"}}) {
-        const Inputs a = make(s.n_q, s.L, s.ctx, s.H, s.KV, 64, s.profile);
-        EXPECT_TRUE(same(prefill<64>(a), model(a))) << "D 64 n_q " << s.n_q << " L " << s.L << ": "
-                                                    << first_diff(prefill<64>(a), model(a));
-        const Inputs b = make(s.n_q, s.L, s.ctx, s.H, s.KV, 128, s.profile);
-        EXPECT_TRUE(same(prefill<128>(b), model(b))) << "D 128 n_q " << s.n_q << " L " << s.L << ": "
-                                                     << first_diff(prefill<128>(b), model(b));
-    }
+                       S{1, 8300, 8310, 2, 2, "outliers"}})
+        expect_prefill_equals_model(s);
 }
 
 TEST(AttentionSim, DecodeKernelsEqualModel) {
