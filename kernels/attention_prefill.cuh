@@ -66,6 +66,15 @@ __global__ void __launch_bounds__(kPrefillThreads, 2)
     // store and the load come once a group of 32 splits.
     float M[4] = {}, Ls[4] = {}, GA[4][DT] = {}, GM[4] = {}, GLs[4] = {};
     constexpr int FG = int(kAttnFoldGroup);
+    // A split's or a group's (m, l, x) into a state (the first of a group, or group 0, starts it instead).
+    auto fold = [](float& Ms, float& Lss, float* As, float m, float l, const float* x) {
+        const float Mn = max_of(m, Ms);
+        const float wa = exp_det(Ms - Mn), wb = exp_det(m - Mn);
+        Lss = fmaf(Lss, wa, l * wb);
+        BITGATE_UNROLL
+        for (int e = 0; e < DT; ++e) As[e] = fmaf(As[e], wa, x[e] * wb);
+        Ms = Mn;
+    };
     const int n_split = int(maxpos / kSplit) + 1;
     for (int c = 0; c < n_split; ++c) {
         const int64_t j0 = int64_t(c) * kSplit;
@@ -173,15 +182,6 @@ __global__ void __launch_bounds__(kPrefillThreads, 2)
                 key(j, p);
             }
         }
-        // state <- (m, l, x) of a split or a group: state' = its own (m, l, x) where it starts.
-        auto fold = [](float& Ms, float& Lss, float* As, float m, float l, const float* x) {
-            const float Mn = max_of(m, Ms);
-            const float wa = exp_det(Ms - Mn), wb = exp_det(m - Mn);
-            Lss = fmaf(Lss, wa, l * wb);
-            BITGATE_UNROLL
-            for (int e = 0; e < DT; ++e) As[e] = fmaf(As[e], wa, x[e] * wb);
-            Ms = Mn;
-        };
         BITGATE_UNROLL
         for (int a = 0; a < 4; ++a) {
             const int r = ty + 16 * a;
