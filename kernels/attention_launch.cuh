@@ -15,15 +15,17 @@ int launch_prefill(const float* q, const uint16_t* kc, const uint16_t* vc, int64
     const float scale = attention_scale(D);
     const int G = int(n_head / n_kv_head);
     const size_t smem = prefill_smem_bytes(int(D));
-    if (D == 64) {
-        cudaFuncSetAttribute(prefill_kernel<64, B>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-        prefill_kernel<64, B><<<grid, kPrefillThreads, smem, stream>>>(q, kc, vc, n_q, L, ctx, int(n_head),
-                                                                      int(n_kv_head), G, scale, out);
-    } else {
-        cudaFuncSetAttribute(prefill_kernel<128, B>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
-        prefill_kernel<128, B><<<grid, kPrefillThreads, smem, stream>>>(q, kc, vc, n_q, L, ctx, int(n_head),
-                                                                       int(n_kv_head), G, scale, out);
-    }
+    // The kernel for a head dim and MG (prefill_multi_group, by shape): every choice folds in the one order.
+    auto run = [&](auto kernel) {
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem));
+        kernel<<<grid, kPrefillThreads, smem, stream>>>(q, kc, vc, n_q, L, ctx, int(n_head), int(n_kv_head), G, scale,
+                                                        out);
+    };
+    const bool mg = prefill_multi_group(L);
+    if (D == 64)
+        mg ? run(prefill_kernel<64, B, true>) : run(prefill_kernel<64, B, false>);
+    else
+        mg ? run(prefill_kernel<128, B, true>) : run(prefill_kernel<128, B, false>);
     return 1;
 }
 

@@ -20,8 +20,10 @@ __host__ __device__ inline constexpr int prefill_dim(int tx, int e) { return (e 
 // Prefill, one block per (64 queries = blockIdx.x, head = blockIdx.y). Per split: scores of the
 // 64 x 128 tile in 64-key sub-tiles (thread (ty, tx) owns rows ty + 16a and keys tx + 16b, each
 // a sequential fma chain over d), row max, p, then p.v in key order (thread owns rows ty + 16a
-// and dims prefill_dim(tx, e)), then the fold into the rows' state, all in registers.
-template <int D, Bug B>
+// and dims prefill_dim(tx, e)), then the fold into the rows' state, all in registers. MG: some row
+// sees more than one fold group (prefill_multi_group); without it the fold is the plain one, the
+// same bits (one group), in the code the kernel had before the groups.
+template <int D, Bug B, bool MG>
 __global__ void __launch_bounds__(kPrefillThreads, 2)
     prefill_kernel(const float* __restrict__ q, const uint16_t* __restrict__ kc, const uint16_t* __restrict__ vc,
                    int64_t n_q, int64_t L, int64_t ctx, int n_head, int n_kv_head, int G, float scale,
@@ -64,7 +66,10 @@ __global__ void __launch_bounds__(kPrefillThreads, 2)
     // same thread reads it back; a row is written only there and at its end). In registers too,
     // A took the kernel past its 128 registers (320 bytes of spills at head_dim 128); this way the
     // store and the load come once a group of 32 splits.
-    float M[4] = {}, Ls[4] = {}, GA[4][DT] = {}, GM[4] = {}, GLs[4] = {};
+    // With one group (MG false) the whole is the group, kept in registers as A, and stored after
+    // the last split: the two-level bookkeeping cost 3-5% at n_q = 512 and 3325 on an H100, where
+    // no row has more than one group (bench/RESULTS.md, 2026-12-07, tenth).
+    float M[4] = {}, Ls[4] = {}, GA[4][DT] = {}, GM[4] = {}, GLs[4] = {}, A1[MG ? 1 : 4][MG ? 1 : DT] = {};
     constexpr int FG = int(kAttnFoldGroup);
     // A split's or a group's (m, l, x) into a state (the first of a group, or group 0, starts it instead).
     auto fold = [](float& Ms, float& Lss, float* As, float m, float l, const float* x) {
@@ -182,8 +187,22 @@ __global__ void __launch_bounds__(kPrefillThreads, 2)
                 key(j, p);
             }
         }
+        if constexpr (!MG) {
+            BITGATE_UNROLL
+            for (int a = 0; a < 4; ++a) {
+                const int r = ty + 16 * a;
+                if (c == 0) {
+                    M[a] = s_m[r];
+                    Ls[a] = lsum[a];
+                    BITGATE_UNROLL
+                    for (int e = 0; e < DT; ++e) A1[a][e] = acc[a][e];
+                } else if (s_act[r]) {
+                    fold(M[a], Ls[a], A1[a], s_m[r], lsum[a], acc[a]);
+                }
+            }
+        }
         BITGATE_UNROLL
-        for (int a = 0; a < 4; ++a) {
+        for (int a = 0; a < 4 && MG; ++a) {
             const int r = ty + 16 * a;
             if (!s_act[r]) continue;  // past the row's last split
             if (c % FG == 0) {  // level one: the group's first split starts it
@@ -222,6 +241,23 @@ __global__ void __launch_bounds__(kPrefillThreads, 2)
         }
         __syncthreads();  // sS and the row stats are rewritten by the next split
     }
+    if constexpr (!MG) {
+        BITGATE_UNROLL
+        for (int a = 0; a < 4; ++a) {
+            const int r = ty + 16 * a;
+            if (r >= rows || (B == Bug::tail_unwritten && i0 + r == n_q - 1)) continue;
+            float* o = out + ((i0 + r) * n_head + h) * D;
+            BITGATE_UNROLL
+            for (int e = 0; e < DT; e += 4)
+                *reinterpret_cast<float4*>(o + prefill_dim(tx, e)) = make_float4(
+                    A1[a][e] / Ls[a], A1[a][e + 1] / Ls[a], A1[a][e + 2] / Ls[a], A1[a][e + 3] / Ls[a]);
+        }
+    }
 }
+
+// Whether a prefill call has a row that sees more than one fold group (more than 4,096 keys): the
+// kernel's MG, by shape only. Without it every row's fold is the plain fold of one group, so
+// either instantiation would give the same bits; this one is the faster there.
+inline bool prefill_multi_group(int64_t L) { return L > int64_t(kAttnFoldGroup) * kSplit; }
 
 }  // namespace bitgate::cuda::attn

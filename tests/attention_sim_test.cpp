@@ -72,10 +72,16 @@ constexpr float kPoison = -12345.0f;
 template <int D, k::Bug B = k::Bug::none>
 std::vector<float> prefill(const Inputs& in) {
     std::vector<float> out(in.q.size(), kPoison);
-    k::launch(int((in.n_q + k::kBQ - 1) / k::kBQ), int(in.H), k::kPrefillThreads, k::prefill_smem_bytes(D), [&] {
-        k::prefill_kernel<D, B>(in.q.data(), in.kc.data(), in.vc.data(), in.n_q, in.L, in.ctx, int(in.H), int(in.KV),
-                                int(in.H / in.KV), attention_scale(D), out.data());
-    });
+    auto run = [&](auto kernel) {  // the instantiation the launcher takes (prefill_multi_group)
+        k::launch(int((in.n_q + k::kBQ - 1) / k::kBQ), int(in.H), k::kPrefillThreads, k::prefill_smem_bytes(D), [&] {
+            kernel(in.q.data(), in.kc.data(), in.vc.data(), in.n_q, in.L, in.ctx, int(in.H), int(in.KV),
+                   int(in.H / in.KV), attention_scale(D), out.data());
+        });
+    };
+    if (k::prefill_multi_group(in.L))
+        run(k::prefill_kernel<D, B, true>);
+    else
+        run(k::prefill_kernel<D, B, false>);
     return out;
 }
 
