@@ -54,8 +54,8 @@ __device__ __forceinline__ void fold_rows(const float* __restrict__ rows, int n,
 // returns dim d's A.
 template <int D>
 __device__ __forceinline__ void fold_run(const float* __restrict__ ph, int n, int lane, int d, float& M, float& Ls,
-                                         float& A) {
-    fold_rows<D + kPartPad, D>(ph, n, lane, d, false, M, Ls, A);
+                                         float& A, bool warm = false) {
+    fold_rows<D + kPartPad, D>(ph, n, lane, d, warm, M, Ls, A);
 }
 
 // The fold for caches of one group (up to 32 splits): one warp per (head, 32 dims). Launched as
@@ -104,8 +104,7 @@ __global__ void __launch_bounds__(32 * kCombineGroupWarps)
             const int g = g0 + w;
             if (g < n_group) {
                 float gm, gl, ga;
-                fold_rows<D + kPartPad, D>(ph + int64_t(g) * 32 * (D + kPartPad), min(32, n - 32 * g), lane, d, warm,
-                                           gm, gl, ga);
+                fold_run<D>(ph + int64_t(g) * 32 * (D + kPartPad), min(32, n - 32 * g), lane, d, gm, gl, ga, warm);
                 s_st[1 + w][lane] = ga;
                 if (lane == 0) s_st[1 + w][kCombineDims] = gm, s_st[1 + w][kCombineDims + 1] = gl;
             }
