@@ -35,9 +35,13 @@ __device__ __forceinline__ uint64_t l2_evict_first_policy() {
 // issued before griddepcontrol.wait: bench/RESULTS.md, 2026-12-06, twelfth; the split kernel with
 // its p.v stage unrolled 32 keys deep: 2026-12-06, fourteenth). The third one could be read in the
 // SASS (`cuobjdump -sass`): the copies took their policy as `desc[UR1]`, a uniform register
-// nothing in the kernel writes, where a good build loads `desc[UR6]` with the policy first. A new
-// use of this form, or a change to a kernel around it, is trusted only once it has run on the
-// device.
+// nothing in the kernel writes, where a good build loads `desc[UR6]` with the policy first. A
+// fourth build showed it the same way (the split kernel with `l` summed in a block of its own
+// after each V stage's fmas, bench/RESULTS.md, 2026-12-08): there the copies' slot offset sat in
+// an unwritten `UR0` as well, and starting the V stage loop's counter from a zero ptxas cannot
+// prove uniform (the thread index shifted right by 31, in inline PTX) made it go. The device
+// gate's SASS step (ci/sass-check) now fails any such read. A new use of this form, or a change
+// to a kernel around it, is trusted only once that step passes and it has run on the device.
 __device__ __forceinline__ void cp_async16_stream(void* dst, const void* src, uint64_t policy) {
     asm volatile("cp.async.cg.shared.global.L2::cache_hint.L2::128B [%0], [%1], 16, %2;" ::"r"(
                      uint32_t(__cvta_generic_to_shared(dst))),
