@@ -21,8 +21,8 @@ __host__ __device__ inline constexpr int prefill_dim(int tx, int e) { return (e 
 // 64 x 128 tile in 64-key sub-tiles (thread (ty, tx) owns rows ty + 16a and keys tx + 16b, each
 // a sequential fma chain over d), row max, p, then p.v in key order (thread owns rows ty + 16a
 // and dims prefill_dim(tx, e)), then the fold into the rows' state, all in registers. MG: some row
-// sees more than one fold group (prefill_multi_group); without it the fold is the plain one, the
-// same bits (one group), in the code the kernel had before the groups.
+// sees more than one fold group (prefill_multi_group); without it level two is left out and the
+// group's state is the whole (the same bits: one group), the code the kernel had before the groups.
 template <int D, Bug B, bool MG>
 __global__ void __launch_bounds__(kPrefillThreads, 2)
     prefill_kernel(const float* __restrict__ q, const uint16_t* __restrict__ kc, const uint16_t* __restrict__ vc,
@@ -66,10 +66,11 @@ __global__ void __launch_bounds__(kPrefillThreads, 2)
     // same thread reads it back; a row is written only there and at its end). In registers too,
     // A took the kernel past its 128 registers (320 bytes of spills at head_dim 128); this way the
     // store and the load come once a group of 32 splits.
-    // With one group (MG false) the whole is the group, kept in registers as A, and stored after
-    // the last split: the two-level bookkeeping cost 3-5% at n_q = 512 and 3325 on an H100, where
-    // no row has more than one group (bench/RESULTS.md, 2026-12-07, tenth).
-    float M[4] = {}, Ls[4] = {}, GA[4][DT] = {}, GM[4] = {}, GLs[4] = {}, A1[MG ? 1 : 4][MG ? 1 : DT] = {};
+    // With one group (MG false) the whole is the group: level two and the trips through `out` are
+    // left out, and the group's state is stored after the last split. The two-level bookkeeping
+    // cost 3-5% at n_q = 512 and 3325 on an H100, where no row has more than one group
+    // (bench/RESULTS.md, 2026-12-07, tenth).
+    float M[4] = {}, Ls[4] = {}, GA[4][DT] = {}, GM[4] = {}, GLs[4] = {};
     constexpr int FG = int(kAttnFoldGroup);
     // A split's or a group's (m, l, x) into a state (the first of a group, or group 0, starts it instead).
     auto fold = [](float& Ms, float& Lss, float* As, float m, float l, const float* x) {
@@ -187,25 +188,15 @@ __global__ void __launch_bounds__(kPrefillThreads, 2)
                 key(j, p);
             }
         }
-        if constexpr (!MG) {
-            BITGATE_UNROLL
-            for (int a = 0; a < 4; ++a) {
-                const int r = ty + 16 * a;
-                if (c == 0) {
-                    M[a] = s_m[r];
-                    Ls[a] = lsum[a];
-                    BITGATE_UNROLL
-                    for (int e = 0; e < DT; ++e) A1[a][e] = acc[a][e];
-                } else if (s_act[r]) {
-                    fold(M[a], Ls[a], A1[a], s_m[r], lsum[a], acc[a]);
-                }
-            }
-        }
         BITGATE_UNROLL
-        for (int a = 0; a < 4 && MG; ++a) {
+        for (int a = 0; a < 4; ++a) {
             const int r = ty + 16 * a;
-            if (!s_act[r]) continue;  // past the row's last split
-            if (c % FG == 0) {  // level one: the group's first split starts it
+            // Level one: the group's first split starts its state. Past the row's last split the row
+            // skips; with one group the first split starts every row unconditionally (every row
+            // reaches it), which keeps that kernel's registers within 128 with no stack.
+            const bool start = MG ? c % FG == 0 : c == 0;
+            if (!s_act[r] && (MG || !start)) continue;
+            if (start) {
                 GM[a] = s_m[r];
                 GLs[a] = lsum[a];
                 BITGATE_UNROLL
@@ -213,31 +204,33 @@ __global__ void __launch_bounds__(kPrefillThreads, 2)
             } else {
                 fold(GM[a], GLs[a], GA[a], s_m[r], lsum[a], acc[a]);
             }
-            // Level two, once the row's group is complete: at the group's end or the row's last
-            // split. Rows past n_q (and the mutant's last row) have no output and skip it.
-            const bool last = int64_t(c) == (past + i0 + r) / kSplit;
-            if (c % FG != FG - 1 && !last) continue;
-            if (r >= rows || (B == Bug::tail_unwritten && i0 + r == n_q - 1)) continue;
-            float* o = out + ((i0 + r) * n_head + h) * D;
-            float A[DT];
-            if (c < FG) {  // group 0 starts the whole
-                M[a] = GM[a];
-                Ls[a] = GLs[a];
-                BITGATE_UNROLL
-                for (int e = 0; e < DT; ++e) A[e] = GA[a][e];
-            } else {
-                BITGATE_UNROLL
-                for (int e = 0; e < DT; e += 4) {
-                    const float4 x = *reinterpret_cast<const float4*>(o + prefill_dim(tx, e));
-                    A[e] = x.x, A[e + 1] = x.y, A[e + 2] = x.z, A[e + 3] = x.w;
+            if constexpr (MG) {  // with one group, the group is the whole
+                // Level two, once the row's group is complete: at the group's end or the row's last
+                // split. Rows past n_q (and the mutant's last row) have no output and skip it.
+                const bool last = int64_t(c) == (past + i0 + r) / kSplit;
+                if (c % FG != FG - 1 && !last) continue;
+                if (r >= rows || (B == Bug::tail_unwritten && i0 + r == n_q - 1)) continue;
+                float* o = out + ((i0 + r) * n_head + h) * D;
+                float A[DT];
+                if (c < FG) {  // group 0 starts the whole
+                    M[a] = GM[a];
+                    Ls[a] = GLs[a];
+                    BITGATE_UNROLL
+                    for (int e = 0; e < DT; ++e) A[e] = GA[a][e];
+                } else {
+                    BITGATE_UNROLL
+                    for (int e = 0; e < DT; e += 4) {
+                        const float4 x = *reinterpret_cast<const float4*>(o + prefill_dim(tx, e));
+                        A[e] = x.x, A[e + 1] = x.y, A[e + 2] = x.z, A[e + 3] = x.w;
+                    }
+                    fold(M[a], Ls[a], A, GM[a], GLs[a], GA[a]);
                 }
-                fold(M[a], Ls[a], A, GM[a], GLs[a], GA[a]);
+                BITGATE_UNROLL
+                for (int e = 0; e < DT; e += 4)
+                    *reinterpret_cast<float4*>(o + prefill_dim(tx, e)) =
+                        last ? make_float4(A[e] / Ls[a], A[e + 1] / Ls[a], A[e + 2] / Ls[a], A[e + 3] / Ls[a])
+                             : make_float4(A[e], A[e + 1], A[e + 2], A[e + 3]);
             }
-            BITGATE_UNROLL
-            for (int e = 0; e < DT; e += 4)
-                *reinterpret_cast<float4*>(o + prefill_dim(tx, e)) =
-                    last ? make_float4(A[e] / Ls[a], A[e + 1] / Ls[a], A[e + 2] / Ls[a], A[e + 3] / Ls[a])
-                         : make_float4(A[e], A[e + 1], A[e + 2], A[e + 3]);
         }
         __syncthreads();  // sS and the row stats are rewritten by the next split
     }
@@ -250,7 +243,7 @@ __global__ void __launch_bounds__(kPrefillThreads, 2)
             BITGATE_UNROLL
             for (int e = 0; e < DT; e += 4)
                 *reinterpret_cast<float4*>(o + prefill_dim(tx, e)) = make_float4(
-                    A1[a][e] / Ls[a], A1[a][e + 1] / Ls[a], A1[a][e + 2] / Ls[a], A1[a][e + 3] / Ls[a]);
+                    GA[a][e] / GLs[a], GA[a][e + 1] / GLs[a], GA[a][e + 2] / GLs[a], GA[a][e + 3] / GLs[a]);
         }
     }
 }
